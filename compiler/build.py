@@ -1,0 +1,112 @@
+"""Compile specs and put the result on disk, or compare it with what is there (`--check`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .diagnostics import Diagnostic, Result, Span, sort_diagnostics
+from .emit import GENERATED_DIR, emit_server
+from .ir import ServerIR
+from .load import discover_specs, display_path, load_spec
+from .lower import lower
+from .rules import diagnostic
+
+
+@dataclass(frozen=True)
+class BuildOutput:
+    servers: tuple[ServerIR, ...]
+    files: dict[str, str]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def compile_spec(path: Path) -> Result[ServerIR]:
+    loaded = load_spec(path)
+    if loaded.value is None:
+        return Result(None, loaded.diagnostics)
+    lowered = lower(loaded.value)
+    return Result(lowered.value, loaded.diagnostics + lowered.diagnostics)
+
+
+def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
+    """Compile the given specs (default: every spec under specs/) into generated files."""
+    _importable(project)
+    paths = list(spec_paths) or discover_specs(project / "specs")
+    servers: list[ServerIR] = []
+    files: dict[str, str] = {}
+    diagnostics: list[Diagnostic] = []
+    owners: dict[str, Path] = {}
+    for path in paths:
+        result = compile_spec(path)
+        diagnostics.extend(result.diagnostics)
+        server = result.value
+        if server is None:
+            continue
+        if server.name in owners:
+            diagnostics.append(
+                diagnostic(
+                    "SERVER_NAME_DUPLICATE",
+                    f"server '{server.name}' is also defined by {display_path(owners[server.name])}",
+                    Span(display_path(path)),
+                )
+            )
+            continue
+        owners[server.name] = path
+        servers.append(server)
+        files.update(emit_server(server))
+    return BuildOutput(tuple(servers), files, tuple(sort_diagnostics(diagnostics)))
+
+
+def stale_files(project: Path, output: BuildOutput) -> list[str]:
+    """Generated files that differ from what the specs produce, are missing, or are left over."""
+    stale = []
+    for relative, text in sorted(output.files.items()):
+        target = project / relative
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            stale.append(relative)
+    stale.extend(_leftovers(project, output))
+    return stale
+
+
+def write_files(project: Path, output: BuildOutput) -> list[str]:
+    """Write what changed (atomically, file by file) and remove leftovers; returns what changed."""
+    changed = []
+    for relative, text in sorted(output.files.items()):
+        target = project / relative
+        if target.is_file() and target.read_text(encoding="utf-8") == text:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+        changed.append(relative)
+    for relative in _leftovers(project, output):
+        (project / relative).unlink()
+        changed.append(relative)
+    return changed
+
+
+def _leftovers(project: Path, output: BuildOutput) -> list[str]:
+    """Files under generated/<server>/ of a built server that the build no longer produces."""
+    leftovers = []
+    for server in output.servers:
+        folder = project / GENERATED_DIR / server.name
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(project).as_posix()
+            if path.is_file() and "__pycache__" not in path.parts and relative not in output.files:
+                leftovers.append(relative)
+    return leftovers
+
+
+def _importable(project: Path) -> None:
+    """Custom backends (`package.module:function`) are imported relative to the project root."""
+    root = str(project.resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)

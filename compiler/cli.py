@@ -1,0 +1,177 @@
+"""`lynxc`: the command line. Each verb imports what it needs when it runs, so `lynxc serve`
+starts without loading the compiler's heavier parts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        sys.exit(EXIT_USAGE)
+    sys.exit(args.run(args))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lynxc",
+        description="A declarative compiler for MCP servers: YAML specs in, typed MCP servers out.",
+    )
+    parser.add_argument(
+        "--project", type=Path, default=Path("."), help="the project folder holding specs/ and generated/ (default .)"
+    )
+    verbs = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    init = verbs.add_parser("init", help="scaffold a server spec with one documented tool and its backend")
+    init.add_argument("name", help="server name: lowercase letters, digits and dashes")
+    init.set_defaults(run=_init)
+
+    build = verbs.add_parser("build", help="compile specs into generated/<server>/")
+    build.add_argument("specs", nargs="*", type=Path, metavar="SPEC", help="spec files or folders (default: specs/*)")
+    build.add_argument("--check", action="store_true", help="write nothing; exit 1 naming stale files")
+    build.set_defaults(run=_build)
+
+    serve = verbs.add_parser("serve", help="serve a generated server over stdio or Streamable HTTP")
+    serve.add_argument("server", help="server name (generated/<server>/) or a generated folder")
+    from lynxc.runtime.cli import add_serve_arguments
+
+    add_serve_arguments(serve)
+    serve.set_defaults(run=_serve)
+
+    tools = verbs.add_parser("tools", help="print the exact tools/list JSON of a generated server")
+    tools.add_argument("server")
+    tools.set_defaults(run=_tools)
+
+    schema = verbs.add_parser("schema", help="print the JSON Schema of the spec format, for editors")
+    schema.set_defaults(run=_schema)
+
+    config = verbs.add_parser("config", help="print an mcpServers entry for an MCP client (Claude Desktop)")
+    config.add_argument("server")
+    config.set_defaults(run=_config)
+
+    rules = verbs.add_parser("rules", help="list the rule catalogue")
+    rules.set_defaults(run=_rules)
+    return parser
+
+
+def _build(args: argparse.Namespace) -> int:
+    from .build import build, stale_files, write_files
+    from .diagnostics import has_errors
+
+    output = build(args.project, args.specs)
+    for diag in output.diagnostics:
+        print(diag.render(), file=sys.stderr)
+    if has_errors(output.diagnostics):
+        errors = sum(d.severity == "error" for d in output.diagnostics)
+        print(f"lynxc build: {errors} error(s); nothing written", file=sys.stderr)
+        return EXIT_FAILED
+    if not output.servers:
+        print("lynxc build: no specs found (looked in specs/)", file=sys.stderr)
+        return EXIT_FAILED
+    if args.check:
+        stale = stale_files(args.project, output)
+        for relative in stale:
+            print(f"{relative}: error GENERATED_STALE: out of date with its spec (run `lynxc build`)", file=sys.stderr)
+        if stale:
+            return EXIT_FAILED
+        print(f"lynxc build --check: {len(output.files)} generated files are up to date")
+        return EXIT_OK
+    changed = write_files(args.project, output)
+    names = ", ".join(server.name for server in output.servers)
+    print(f"lynxc build: {names}: {len(changed)} file(s) written, {len(output.files) - len(changed)} unchanged")
+    return EXIT_OK
+
+
+def _definition(args: argparse.Namespace):
+    from lynxc.runtime.definition import DefinitionError, load_definition
+
+    folder = Path(args.server)
+    if not (folder / "server.py").is_file():
+        folder = args.project / "generated" / args.server
+    try:
+        return load_definition(folder)
+    except DefinitionError as err:
+        print(f"lynxc: {err}", file=sys.stderr)
+        return None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from lynxc.runtime.cli import run_serve
+
+    definition = _definition(args)
+    if definition is None:
+        return EXIT_USAGE
+    root = str(args.project.resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)  # custom backends import relative to the project
+    return run_serve(definition, args)
+
+
+def _tools(args: argparse.Namespace) -> int:
+    definition = _definition(args)
+    if definition is None:
+        return EXIT_USAGE
+    print(json.dumps(definition.tools_payload(), indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _config(args: argparse.Namespace) -> int:
+    from lynxc.runtime.settings import env_name
+
+    definition = _definition(args)
+    if definition is None:
+        return EXIT_USAGE
+    command = shutil.which("lynxc") or sys.argv[0]
+    env = {
+        env_name(name): node.get("default") if node.get("type") == "string" else json.dumps(node.get("default"))
+        for name, node in definition.settings_schema.items()
+    }
+    entry = {
+        "command": str(Path(command).resolve()),
+        "args": ["--project", str(args.project.resolve()), "serve", definition.name],
+    }
+    if env:
+        entry["env"] = env
+    print(json.dumps({"mcpServers": {definition.name: entry}}, indent=2))
+    return EXIT_OK
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from .spec import SpecFile
+
+    schema = SpecFile.model_json_schema(by_alias=True)
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "lynxc spec v1", **schema}
+    print(json.dumps(schema, indent=2))
+    return EXIT_OK
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from .rules import RULES
+
+    width = max(len(rule_id) for rule_id in RULES)
+    for rule in RULES.values():
+        print(f"{rule.id:<{width}}  {rule.severity:<7}  {rule.category:<8}  {rule.purpose}")
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .scaffold import scaffold
+
+    try:
+        written = scaffold(args.project, args.name)
+    except ValueError as err:
+        print(f"lynxc init: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    for path in written:
+        print(f"created {path}")
+    print(f"next: lynxc build && lynxc serve {args.name}")
+    return EXIT_OK

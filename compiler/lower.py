@@ -1,0 +1,263 @@
+"""Lower a parsed spec into the IR, with the semantic checks that need the whole server:
+names, caps, description templates, tool references and backend bindings."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, load_backend, resolve_target
+
+from .diagnostics import Diagnostic, Result, has_errors
+from .ir import CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
+from .load import SpecSource, ToolSource
+from .rules import diagnostic
+from .schema import SchemaLowering
+from .spec import Cap
+from .suggest import did_you_mean
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
+)
+BACKTICKED = re.compile(r"`([^`]+)`")
+IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+DESCRIPTION_SECTIONS = ("purpose", "usage", "behaviour", "returns")
+ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def lower(source: SpecSource) -> Result[ServerIR]:
+    diagnostics: list[Diagnostic] = []
+    server = source.server.server
+    doc = source.server_doc
+    if not SERVER_NAME.match(server.name):
+        diagnostics.append(
+            diagnostic(
+                "SERVER_NAME_INVALID",
+                f"server name '{server.name}' must be lowercase letters, digits and dashes",
+                doc.span(("server", "name")),
+            )
+        )
+    if not SEMVER.match(server.version):
+        diagnostics.append(
+            diagnostic(
+                "SERVER_VERSION_INVALID",
+                f"version '{server.version}' is not semantic (MAJOR.MINOR.PATCH)",
+                doc.span(("server", "version")),
+            )
+        )
+    settings_lowering = SchemaLowering(doc, caps={})
+    settings = []
+    for name, node in server.settings.items():
+        path = ("server", "settings", name)
+        schema = settings_lowering.node(node, path)
+        settings_lowering.check_default(node, schema, path)
+        settings.append(SettingIR(name, canonical_json(schema), node.description))
+    diagnostics.extend(
+        d if d.rule_id != "PARAM_DEFAULT_INVALID" else diagnostic("SETTING_DEFAULT_INVALID", d.message, d.span)
+        for d in settings_lowering.diagnostics
+    )
+    if not source.tools:
+        diagnostics.append(
+            diagnostic("TOOL_NONE", "the server declares no tools", doc.span(("server",), key=True))
+        )
+
+    tool_names = [t.tool.name for t in source.tools]
+    tools: list[ToolIR] = []
+    seen: set[str] = set()
+    for tool_source in source.tools:
+        name = tool_source.tool.name
+        if name in seen:
+            diagnostics.append(
+                diagnostic(
+                    "TOOL_NAME_DUPLICATE",
+                    f"tool '{name}' is declared twice",
+                    tool_source.doc.span((*tool_source.base, "name")),
+                )
+            )
+        seen.add(name)
+        tool_ir, tool_diagnostics = _lower_tool(tool_source, tool_names, set(server.settings))
+        diagnostics.extend(tool_diagnostics)
+        tools.append(tool_ir)
+
+    if has_errors(diagnostics):
+        return Result(None, tuple(diagnostics))
+    return Result(
+        ServerIR(
+            name=server.name,
+            version=server.version,
+            title=server.title,
+            instructions=server.instructions,
+            settings=tuple(settings),
+            tools=tuple(tools),
+            spec_files=tuple(SpecFileIR(path, digest) for path, digest in source.files),
+        ),
+        tuple(diagnostics),
+    )
+
+
+def _lower_tool(source: ToolSource, tool_names: list[str], setting_names: set[str]) -> tuple[ToolIR, list[Diagnostic]]:
+    tool, doc, base = source.tool, source.doc, source.base
+    diagnostics: list[Diagnostic] = []
+    if not TOOL_NAME.match(tool.name):
+        diagnostics.append(
+            diagnostic(
+                "TOOL_NAME_INVALID",
+                f"tool name '{tool.name}' does not match [A-Za-z0-9_.-]{{1,128}}",
+                doc.span((*base, "name")),
+            )
+        )
+    caps = _lower_caps(tool.caps, source, diagnostics)
+    cap_values = {cap.name: cap.value for cap in caps}
+
+    lowering = SchemaLowering(doc, cap_values)
+    input_schema = lowering.input_schema(tool.parameters, (*base, "parameters"))
+    output_schema = None
+    if tool.output is not None:
+        output_schema = lowering.output_schema(tool.output, (*base, "output"))
+    description = "\n\n".join(
+        lowering.text(text, (*base, "description", section))
+        for section in DESCRIPTION_SECTIONS
+        if (text := getattr(tool.description, section))
+    )
+    diagnostics.extend(lowering.diagnostics)
+
+    known_words = _schema_words(input_schema) | _schema_words(output_schema) | set(cap_values) | setting_names
+    diagnostics.extend(_check_tool_references(source, description, tool_names, known_words))
+
+    target = resolve_target(tool.backend)
+    if target is None:
+        diagnostics.append(
+            diagnostic(
+                "BACKEND_UNKNOWN",
+                f"'{tool.backend}' is neither a built-in backend nor 'package.module:function'",
+                doc.span((*base, "backend")),
+                did_you_mean(tool.backend, BUILTIN_BACKENDS) or "built-in: " + ", ".join(sorted(BUILTIN_BACKENDS)),
+            )
+        )
+    else:
+        diagnostics.extend(_check_backend(source, target, setting_names))
+
+    annotations = tuple(
+        (key, value)
+        for key in ANNOTATION_KEYS
+        if tool.annotations is not None and (value := getattr(tool.annotations, key)) is not None
+    )
+    params = tuple(
+        ParamIR(name, parameter.required, doc.span((*base, "parameters", name), key=True))
+        for name, parameter in tool.parameters.items()
+    )
+    tool_ir = ToolIR(
+        name=tool.name,
+        title=tool.title,
+        description=description,
+        annotations=annotations,
+        input_schema_json=canonical_json(input_schema),
+        output_schema_json=canonical_json(output_schema) if output_schema is not None else None,
+        caps=tuple(caps),
+        params=params,
+        backend=tool.backend,
+        backend_target=target or "",
+        span=doc.span((*base, "name")),
+    )
+    return tool_ir, diagnostics
+
+
+def _lower_caps(caps: Mapping[str, Cap], source: ToolSource, diagnostics: list[Diagnostic]) -> list[CapIR]:
+    lowered = []
+    for name, cap in caps.items():
+        hard_max = cap.max if cap.max is not None else cap.value
+        if cap.value > hard_max or cap.value < 0:
+            diagnostics.append(
+                diagnostic(
+                    "CAP_VALUE_EXCEEDS_MAX",
+                    f"cap '{name}' has value {cap.value} outside 0..{hard_max}",
+                    source.doc.span((*source.base, "caps", name, "value")),
+                )
+            )
+        lowered.append(CapIR(name, cap.value, hard_max, cap.unit, cap.description))
+    return lowered
+
+
+def _schema_words(schema: Any) -> set[str]:
+    """Property names and string enum values anywhere in a schema: words a description may quote."""
+    words: set[str] = set()
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, dict):
+                words.update(value)
+            if key in ("enum", "examples", "default") and isinstance(value, list):
+                words.update(v for v in value if isinstance(v, str))
+            if key == "default" and isinstance(value, str):
+                words.add(value)
+            words |= _schema_words(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            words |= _schema_words(item)
+    return words
+
+
+def _check_tool_references(
+    source: ToolSource, description: str, tool_names: Iterable[str], known_words: set[str]
+) -> list[Diagnostic]:
+    """A bare identifier in backticks that is not one of the tool's own words names a tool."""
+    names = set(tool_names)
+    found = []
+    for quoted in BACKTICKED.findall(description):
+        word = quoted.strip()
+        if not IDENTIFIER.match(word) or word in names or word in known_words or word in ("true", "false", "null"):
+            continue
+        found.append(
+            diagnostic(
+                "TOOL_REFERENCE_UNKNOWN",
+                f"the description quotes `{word}`, which is no tool of this server",
+                source.doc.span((*source.base, "description")),
+                did_you_mean(word, names) or "tools: " + ", ".join(sorted(names)),
+            )
+        )
+    return found
+
+
+def _check_backend(source: ToolSource, target: str, setting_names: set[str]) -> list[Diagnostic]:
+    tool, doc, base = source.tool, source.doc, source.base
+    span = doc.span((*base, "backend"))
+    try:
+        _, info = load_backend(target)
+    except Exception as err:  # any failure to import user code is reported, never raised
+        return [diagnostic("BACKEND_IMPORT_FAILED", f"cannot load backend '{target}': {err}", span)]
+    return list(_binding_problems(source, info, setting_names, span))
+
+
+def _binding_problems(source: ToolSource, info: BackendInfo, setting_names: set[str], span) -> Iterable[Diagnostic]:
+    tool, doc, base = source.tool, source.doc, source.base
+    declared = set(tool.parameters)
+    if info.params is not None:
+        for name in sorted(declared - info.params):
+            yield diagnostic(
+                "BACKEND_PARAM_UNSUPPORTED",
+                f"backend '{tool.backend}' does not honour parameter '{name}'",
+                doc.span((*base, "parameters", name), key=True),
+                did_you_mean(name, info.params - declared) or "it honours: " + ", ".join(sorted(info.params)),
+            )
+    for name in sorted(info.required_params - declared):
+        yield diagnostic(
+            "BACKEND_PARAM_MISSING", f"backend '{tool.backend}' needs parameter '{name}'", span
+        )
+    for name in sorted(set(tool.caps) - info.caps):
+        yield diagnostic(
+            "BACKEND_CAP_UNSUPPORTED",
+            f"backend '{tool.backend}' does not enforce cap '{name}'",
+            doc.span((*base, "caps", name), key=True),
+            did_you_mean(name, info.caps - set(tool.caps))
+            or ("it enforces: " + ", ".join(sorted(info.caps)) if info.caps else "it enforces no caps"),
+        )
+    for name in sorted(info.required_caps - set(tool.caps)):
+        yield diagnostic("BACKEND_CAP_MISSING", f"backend '{tool.backend}' needs cap '{name}'", span)
+    for name in sorted(info.settings - setting_names):
+        yield diagnostic(
+            "BACKEND_SETTING_MISSING",
+            f"backend '{tool.backend}' reads server setting '{name}', which the server does not declare",
+            span,
+        )

@@ -1,0 +1,66 @@
+"""Pydantic v2 models for each tool's input and output, by datamodel-code-generator."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .ir import ToolIR
+
+
+def python_name(tool_name: str) -> str:
+    """A module name for a tool: MCP names may hold '.' and '-'."""
+    name = re.sub(r"\W", "_", tool_name)
+    return f"tool_{name}" if name[0].isdigit() else name
+
+
+def class_prefix(tool_name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", tool_name) if part)
+
+
+def model_names(tool: ToolIR) -> tuple[str, str]:
+    prefix = class_prefix(tool.name)
+    return f"{prefix}Input", f"{prefix}Output"
+
+
+def models_document(tool: ToolIR) -> dict[str, Any]:
+    """One schema document holding both models, so shared imports appear once per file."""
+    input_name, output_name = model_names(tool)
+    defs: dict[str, Any] = {input_name: _without_dialect(tool.input_schema)}
+    output = tool.output_schema
+    if output is not None:
+        output_defs = output.pop("$defs", {})
+        defs[output_name] = _without_dialect(output)
+        defs.update(output_defs)  # refs stay '#/$defs/NAME': the defs move to the same root
+    return {"$defs": defs}
+
+
+def generate_models(tool: ToolIR, header: str) -> str:
+    # Imported here: datamodel-code-generator is slow to import and only `build` needs it.
+    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+
+    code = generate(
+        models_document(tool),
+        input_file_type=InputFileType.JsonSchema,
+        output_model_type=DataModelType.PydanticV2BaseModel,
+        target_python_version=PythonVersion.PY_311,
+        disable_timestamp=True,
+        custom_file_header=header,
+        use_annotated=True,
+        field_constraints=True,
+        use_union_operator=True,
+        use_standard_collections=True,
+        snake_case_field=True,
+        allow_population_by_field_name=True,
+        enum_field_as_literal="all",
+        use_field_description=True,
+        use_schema_description=True,
+        strict_nullable=True,
+        formatters=[],
+    )
+    assert isinstance(code, str)
+    return code.rstrip("\n") + "\n"
+
+
+def _without_dialect(schema: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != "$schema"}

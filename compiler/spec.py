@@ -1,0 +1,148 @@
+"""Spec format v1: the versioned Pydantic models a YAML spec must satisfy.
+
+The models are strict (`extra="forbid"`) so a typo is an error with a did-you-mean, never a
+silently ignored key. `SpecFile.model_json_schema()` is what `lynxc schema` prints for editors.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic.functional_validators import BeforeValidator
+
+SPEC_VERSION = 1
+
+CAP_REF_PREFIX = "caps."
+
+
+def _bound(value: Any) -> Any:
+    """Numeric bounds are numbers or a reference to a cap (`caps.NAME`), resolved when lowering."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("expected a number or a cap reference such as 'caps.max_results'")
+    if isinstance(value, str) and not value.startswith(CAP_REF_PREFIX):
+        raise ValueError(f"expected a number or a cap reference such as 'caps.max_results', got {value!r}")
+    return value
+
+
+Bound = Annotated[int | float | str, BeforeValidator(_bound)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class SchemaNode(_Strict):
+    """A JSON Schema node in the subset MCP clients handle well, plus `nullable`."""
+
+    type: StrictStr | None = Field(
+        None, description="string, integer, number, boolean, array, object or null; may be omitted with enum/anyOf/$ref"
+    )
+    title: StrictStr | None = None
+    description: StrictStr | None = Field(None, description="May quote caps as {caps.NAME}.")
+    default: Any = None
+    examples: list[Any] | None = None
+    enum: list[Any] | None = None
+    const: Any = None
+    nullable: StrictBool = Field(False, description="Also accept null (emitted as anyOf with null).")
+    minimum: Bound | None = None
+    maximum: Bound | None = None
+    exclusiveMinimum: Bound | None = None
+    exclusiveMaximum: Bound | None = None
+    minLength: Bound | None = None
+    maxLength: Bound | None = None
+    pattern: StrictStr | None = None
+    format: StrictStr | None = None
+    items: SchemaNode | None = None
+    minItems: Bound | None = None
+    maxItems: Bound | None = None
+    uniqueItems: StrictBool | None = None
+    properties: dict[str, SchemaNode] | None = None
+    required: list[StrictStr] | None = None
+    additionalProperties: StrictBool | SchemaNode | None = None
+    anyOf: list[SchemaNode] | None = None
+    ref: StrictStr | None = Field(None, alias="$ref")
+    defs: dict[str, SchemaNode] | None = Field(None, alias="$defs")
+
+
+class Parameter(SchemaNode):
+    """One input parameter: a schema node plus whether callers must send it."""
+
+    required: StrictBool = False  # type: ignore[assignment]
+    requiredProperties: list[StrictStr] | None = Field(
+        None, description="For an object parameter: which of its properties are required."
+    )
+
+
+class Cap(_Strict):
+    """A hard limit the runtime enforces; descriptions quote it as {caps.NAME}."""
+
+    value: StrictInt = Field(description="The limit in force.")
+    max: StrictInt | None = Field(None, description="The hard maximum the value may be raised to; defaults to value.")
+    unit: Literal["count", "bytes", "chars"] = "count"
+    description: StrictStr
+
+
+class Annotations(_Strict):
+    readOnlyHint: StrictBool | None = None
+    destructiveHint: StrictBool | None = None
+    idempotentHint: StrictBool | None = None
+    openWorldHint: StrictBool | None = None
+
+
+class Description(_Strict):
+    """Sections rendered, in this order, into the one description a client sees."""
+
+    purpose: StrictStr = Field(description="One sentence first: the action and its object.")
+    usage: StrictStr | None = Field(None, description="When to use this tool, and when a sibling fits better.")
+    behaviour: StrictStr | None = Field(None, description="Side effects, limits, failure modes.")
+    returns: StrictStr | None = Field(None, description="What comes back, including empty and error results.")
+
+
+class Tool(_Strict):
+    name: StrictStr
+    title: StrictStr | None = None
+    description: Description
+    annotations: Annotations | None = None
+    backend: StrictStr = Field(description="A built-in backend name or 'package.module:function'.")
+    parameters: dict[str, Parameter] = Field(default_factory=dict)
+    output: SchemaNode | None = None
+    caps: dict[str, Cap] = Field(default_factory=dict)
+
+
+class Server(_Strict):
+    name: StrictStr
+    version: StrictStr
+    title: StrictStr | None = None
+    instructions: StrictStr | None = None
+    settings: dict[str, SchemaNode] = Field(
+        default_factory=dict, description="Values supplied when serving (flags or LYNXC_<NAME> variables)."
+    )
+
+
+class ServerFile(_Strict):
+    """A server spec: `server:` and its tools, inline or in sibling tool files."""
+
+    lynxc: Literal[1]
+    server: Server
+    tools: list[Tool] = Field(default_factory=list)
+
+
+class ToolFile(_Strict):
+    """One tool of a server whose spec is a folder (`server.yaml` beside one file per tool)."""
+
+    lynxc: Literal[1]
+    tool: Tool
+
+
+class SpecFile(_Strict):
+    """Either form of spec file, for editors' completion."""
+
+    lynxc: Literal[1]
+    server: Server | None = None
+    tools: list[Tool] | None = None
+    tool: Tool | None = None
+
+
+SchemaNode.model_rebuild()
+Parameter.model_rebuild()

@@ -1,0 +1,30 @@
+"""The wire form of a server: the `tools/list` entries a client sees, rendered from the IR.
+
+`lynxc diff` and `lynxc lint` judge this form, so they work equally on servers lynxc did not build.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ir import ServerIR, ToolIR
+
+GENERATED_META_KEY = "dev.lynxc/generated"
+
+
+def wire_tool(tool: ToolIR) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": tool.name}
+    if tool.title:
+        entry["title"] = tool.title
+    entry["description"] = tool.description
+    entry["inputSchema"] = tool.input_schema
+    if tool.output_schema is not None:
+        entry["outputSchema"] = tool.output_schema
+    if tool.annotations:
+        entry["annotations"] = dict(tool.annotations)
+    return entry
+
+
+def tools_list(server: ServerIR, header: str) -> dict[str, Any]:
+    """Exactly what `tools/list` answers (all pages together); the header rides in `_meta`."""
+    return {"_meta": {GENERATED_META_KEY: header}, "tools": [wire_tool(tool) for tool in server.tools]}

@@ -1,0 +1,83 @@
+"""The backend interface: a named, typed, async function plus what it understands.
+
+    @backend(params={"query", "path"}, caps={"max_matches"}, settings={"workspaces"})
+    async def search(params: SearchInput, ctx: ToolContext) -> SearchOutput: ...
+
+The compiler reads the declaration to reject a spec that binds a tool to a backend that cannot
+honour it; the host calls the function with the validated input model.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from .context import ToolContext
+
+BackendFn = Callable[[Any, ToolContext], Awaitable[Any]]
+F = TypeVar("F", bound=BackendFn)
+
+# Built-in backends by name. Targets are import paths, so naming a backend imports nothing.
+BUILTIN_BACKENDS: Mapping[str, str] = {
+    "dot.search_project_text": "lynxc.runtime.backends.dot_harness.search:search_project_text",
+    "dot.read_project_text": "lynxc.runtime.backends.dot_harness.read:read_project_text",
+    "dot.list_project_files": "lynxc.runtime.backends.dot_harness.listing:list_project_files",
+}
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What a backend honours. `None` for params means any parameter (a user function that
+    reads whatever its spec declares); required sets must be declared by the spec."""
+
+    params: frozenset[str] | None = None
+    required_params: frozenset[str] = frozenset()
+    caps: frozenset[str] = frozenset()
+    required_caps: frozenset[str] = frozenset()
+    settings: frozenset[str] = frozenset()
+    render_text: Callable[[Any], str] | None = field(default=None, compare=False)
+
+
+def backend(
+    *,
+    params: set[str] | None = None,
+    required_params: set[str] = frozenset(),
+    caps: set[str] = frozenset(),
+    required_caps: set[str] | None = None,
+    settings: set[str] = frozenset(),
+    render_text: Callable[[Any], str] | None = None,
+) -> Callable[[F], F]:
+    """Declare a function as a lynxc backend. By default every cap it knows is required."""
+
+    def mark(fn: F) -> F:
+        fn.__lynxc_backend__ = BackendInfo(  # type: ignore[attr-defined]
+            params=frozenset(params) if params is not None else None,
+            required_params=frozenset(required_params),
+            caps=frozenset(caps),
+            required_caps=frozenset(caps if required_caps is None else required_caps),
+            settings=frozenset(settings),
+            render_text=render_text,
+        )
+        return fn
+
+    return mark
+
+
+def resolve_target(name: str) -> str | None:
+    """A built-in name or a 'package.module:function' path -> the import target."""
+    if name in BUILTIN_BACKENDS:
+        return BUILTIN_BACKENDS[name]
+    return name if ":" in name else None
+
+
+def load_backend(target: str) -> tuple[BackendFn, BackendInfo]:
+    """Import a backend target. Raises ImportError/AttributeError/TypeError with a clear message."""
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    fn = getattr(module, attr)
+    if not callable(fn):
+        raise TypeError(f"{target} is not callable")
+    info = getattr(fn, "__lynxc_backend__", None) or BackendInfo()
+    return fn, info

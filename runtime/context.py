@@ -1,0 +1,57 @@
+"""What a backend receives beside its input: caps, settings, progress and cancellation."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from .errors import ToolCancelled
+
+T = TypeVar("T")
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    return None
+
+
+class CancelToken:
+    """Set when the client cancels; blocking work polls it between steps."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def raise_if_cancelled(self) -> None:
+        if self._event.is_set():
+            raise ToolCancelled("the request was cancelled")
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    tool: str
+    caps: Mapping[str, int]
+    settings: Mapping[str, Any]
+    report_progress: ProgressFn = _no_progress
+    cancel: CancelToken = field(default_factory=CancelToken)
+
+    async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run blocking work in a worker thread; on cancellation, tell the work to stop and leave."""
+        try:
+            return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs), abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            self.cancel.cancel()
+            raise

@@ -1,0 +1,178 @@
+"""The MCP host: serves a generated server on the `mcp` SDK's low-level `Server`.
+
+The 2.x low-level server does not validate tool arguments, so the host does: every call is
+checked against the generated input model (a bad argument is answered with `isError: true`
+naming the field and the rule), the backend runs with its caps and settings, and every
+result is checked against the output schema before it is sent. Backends and their models are
+imported on a tool's first call, so `initialize` and `tools/list` stay fast.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from .backend import BackendFn, BackendInfo, load_backend
+from .context import ToolContext
+from .definition import ServerDefinition, ToolBinding
+from .errors import ToolError
+from .wire_values import to_wire
+
+logger = logging.getLogger("lynxc.runtime")
+
+DEFAULT_PAGE_SIZE = 100
+# A cap under this name is also enforced by the host, on the JSON of the structured result.
+OUTPUT_JSON_CAP = "max_output_json_bytes"
+
+
+@dataclass(frozen=True)
+class LoadedTool:
+    input_model: type[BaseModel]
+    backend: BackendFn
+    info: BackendInfo
+    output_validator: jsonschema.protocols.Validator | None
+
+
+class ToolHost:
+    def __init__(self, definition: ServerDefinition, settings: Mapping[str, Any], *, page_size: int = DEFAULT_PAGE_SIZE):
+        self.definition = definition
+        self.settings = dict(settings)
+        self.page_size = page_size
+        payload = definition.tools_payload()
+        self._meta = payload.get("_meta")
+        self._wire_tools = payload["tools"]
+        self._tools = [types.Tool.model_validate(tool) for tool in self._wire_tools]
+        self._schemas = {tool["name"]: tool for tool in self._wire_tools}
+        self._bindings = {binding.name: binding for binding in definition.tools}
+        self._loaded: dict[str, LoadedTool] = {}
+
+    def server(self) -> Server[Any]:
+        d = self.definition
+        return Server(
+            d.name,
+            version=d.version,
+            title=d.title,
+            instructions=d.instructions,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            get_tool_input_schema=lambda name: self._schemas.get(name, {}).get("inputSchema"),
+        )
+
+    # tools/list ---------------------------------------------------------------------------
+
+    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        start = _decode_cursor(params.cursor if params else None, len(self._tools))
+        end = start + self.page_size
+        next_cursor = _encode_cursor(end) if end < len(self._tools) else None
+        return types.ListToolsResult(tools=self._tools[start:end], next_cursor=next_cursor, _meta=self._meta)
+
+    # tools/call ---------------------------------------------------------------------------
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        binding = self._bindings.get(params.name)
+        if binding is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}")
+        try:
+            tool = self._load(binding)
+        except Exception as err:
+            logger.error("loading tool %s failed:\n%s", binding.name, traceback.format_exc())
+            return _error(f"tool {binding.name!r} is unavailable: {type(err).__name__}: {err}")
+        try:
+            arguments = tool.input_model.model_validate(params.arguments or {})
+        except ValidationError as err:
+            return _error(f"invalid arguments for {binding.name!r}: " + describe_validation_error(err))
+
+        context = ToolContext(
+            tool=binding.name,
+            caps=binding.caps,
+            settings=self.settings,
+            report_progress=_progress_reporter(ctx),
+        )
+        try:
+            result = await tool.backend(arguments, context)
+        except ToolError as err:
+            return _error(str(err))
+        except Exception as err:
+            logger.error("tool %s failed:\n%s", binding.name, traceback.format_exc())
+            return _error(f"{binding.name!r} failed: {type(err).__name__}: {err}")
+
+        structured = to_wire(result)
+        if tool.output_validator is not None:
+            problem = jsonschema.exceptions.best_match(tool.output_validator.iter_errors(structured))
+            if problem is not None:
+                where = "/".join(str(p) for p in problem.absolute_path) or "(root)"
+                logger.error("tool %s returned a result outside its output schema: %s", binding.name, problem)
+                return _error(f"{binding.name!r} produced an invalid result at {where}: {problem.message}")
+        limit = binding.caps.get(OUTPUT_JSON_CAP)
+        if limit is not None:
+            size = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":")).encode())
+            if size > limit:
+                return _error(f"{binding.name!r} result is {size} bytes of JSON, over its cap of {limit}")
+        text = tool.info.render_text(result) if tool.info.render_text else json.dumps(structured, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content=structured if isinstance(structured, dict) else None,
+        )
+
+    def _load(self, binding: ToolBinding) -> LoadedTool:
+        if binding.name not in self._loaded:
+            models = self.definition.load_models(binding)
+            fn, info = load_backend(binding.backend)
+            output_schema = self._schemas[binding.name].get("outputSchema")
+            validator = jsonschema.Draft202012Validator(output_schema) if output_schema else None
+            self._loaded[binding.name] = LoadedTool(getattr(models, binding.input_model), fn, info, validator)
+        return self._loaded[binding.name]
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    """`maxResults: must be <= 100 (rule less_than_equal)`: the field and the rule, for each problem."""
+    problems = []
+    for error in err.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        if error["type"] == "extra_forbidden":
+            problems.append(f"{field}: unknown parameter (rule additionalProperties)")
+        elif error["type"] == "missing":
+            problems.append(f"{field}: required parameter is missing (rule required)")
+        else:
+            problems.append(f"{field}: {error['msg']} (rule {error['type']})")
+    return "; ".join(problems)
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _progress_reporter(ctx: Any):
+    async def report(progress: float, total: float | None = None, message: str | None = None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    return report
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"tools:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: str | None, total: int) -> int:
+    if cursor is None:
+        return 0
+    try:
+        kind, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        offset = int(number)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise MCPError(types.INVALID_PARAMS, "invalid cursor") from None
+    if kind != "tools" or not 0 <= offset <= total:
+        raise MCPError(types.INVALID_PARAMS, "invalid cursor")
+    return offset
