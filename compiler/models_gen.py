@@ -32,7 +32,29 @@ def models_document(tool: ToolIR) -> dict[str, Any]:
         output_defs = output.pop("$defs", {})
         defs[output_name] = _without_dialect(output)
         defs.update(output_defs)  # refs stay '#/$defs/NAME': the defs move to the same root
-    return {"$defs": defs}
+    return {"$defs": _type_list_nullables(defs)}
+
+
+def _type_list_nullables(schema: Any) -> Any:
+    """`anyOf: [{type: T, ...}, {type: null}]` -> `{type: [T, null], ...}` for the generator only:
+    the same values validate, and the model field becomes `T | None` instead of a wrapper class.
+    The wire keeps anyOf, which every client accepts."""
+    if isinstance(schema, list):
+        return [_type_list_nullables(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _type_list_nullables(value) for key, value in schema.items()}
+    members = out.get("anyOf")
+    if (
+        isinstance(members, list)
+        and len(members) == 2
+        and members[1] == {"type": "null"}
+        and isinstance(members[0].get("type"), str)
+    ):
+        core = members[0]
+        del out["anyOf"]
+        out = {**core, "type": [core["type"], "null"], **out}
+    return out
 
 
 def generate_models(tool: ToolIR, header: str) -> str:
@@ -56,6 +78,8 @@ def generate_models(tool: ToolIR, header: str) -> str:
         use_field_description=True,
         use_schema_description=True,
         strict_nullable=True,
+        collapse_root_models=True,
+        skip_root_model=True,
         formatters=[],
     )
     assert isinstance(code, str)

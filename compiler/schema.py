@@ -130,9 +130,12 @@ class SchemaLowering:
             core["properties"] = {
                 name: self.node(child, (*path, "properties", name)) for name, child in node.properties.items()
             }
-        required = required_override if required_override is not None else node.required
+        # On a parameter, `required` says whether callers must send it; its object's own list
+        # of required properties is `requiredProperties`.
+        is_parameter = isinstance(node, Parameter)
+        required = required_override if is_parameter else node.required
         if required is not None:
-            key = "requiredProperties" if required_override is not None else "required"
+            key = "requiredProperties" if is_parameter else "required"
             for index, name in enumerate(required):
                 if name not in (node.properties or {}):
                     self.report(
@@ -201,7 +204,8 @@ class SchemaLowering:
     def _check_keywords(self, node: SchemaNode, path: NodePath) -> None:
         if node.type is None or node.type not in TYPES:
             return
-        for keyword in sorted(node.model_fields_set & set(_KEYWORD_TYPES)):
+        keywords = set(_KEYWORD_TYPES) - ({"required"} if isinstance(node, Parameter) else set())
+        for keyword in sorted(node.model_fields_set & keywords):
             if getattr(node, keyword) is None:
                 continue
             allowed = _KEYWORD_TYPES[keyword]

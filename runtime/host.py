@@ -28,7 +28,7 @@ from .backend import BackendFn, BackendInfo, load_backend
 from .context import ToolContext
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
-from .wire_values import to_wire
+from .wire_values import json_size, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
 
@@ -117,7 +117,7 @@ class ToolHost:
                 return _error(f"{binding.name!r} produced an invalid result at {where}: {problem.message}")
         limit = binding.caps.get(OUTPUT_JSON_CAP)
         if limit is not None:
-            size = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":")).encode())
+            size = json_size(structured)
             if size > limit:
                 return _error(f"{binding.name!r} result is {size} bytes of JSON, over its cap of {limit}")
         text = tool.info.render_text(result) if tool.info.render_text else json.dumps(structured, ensure_ascii=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -28,3 +29,8 @@ def to_wire(value: Any) -> Any:
     if hasattr(value, "value") and type(value).__module__ != "builtins" and hasattr(type(value), "__members__"):
         return value.value  # an Enum
     return value
+
+
+def json_size(value: Any) -> int:
+    """UTF-8 bytes of `value` as compact JSON: the measure output caps are enforced in."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())

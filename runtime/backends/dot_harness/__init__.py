@@ -1,0 +1,1 @@
+"""The DOT project-text backends: search, read and list inside authorized workspaces."""

@@ -1,0 +1,129 @@
+"""Strict text reading, line splitting, literal matching and excerpts."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+BOM = "\ufeff"
+READ_CHUNK = 1 << 16
+
+
+class FileChanged(Exception):
+    """The file changed (or could not be read) while it was being read."""
+
+    def __init__(self, reason: str, bytes_read: int = 0):
+        super().__init__(reason)
+        self.bytes_read = bytes_read
+
+
+def read_pinned(fd: int, st: os.stat_result) -> bytes:
+    """Read a regular file whose fstat is `st`; refuse it if its size or mtime moves meanwhile."""
+    if not stat.S_ISREG(st.st_mode):
+        raise FileChanged("not a regular file")
+    chunks = []
+    remaining = st.st_size + 1  # one byte more than expected reveals growth
+    try:
+        while remaining > 0:
+            chunk = os.read(fd, min(READ_CHUNK, remaining))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        after = os.fstat(fd)
+    except OSError as err:
+        raise FileChanged(os.strerror(err.errno or 0), sum(map(len, chunks))) from None
+    data = b"".join(chunks)
+    if len(data) != st.st_size or after.st_size != st.st_size or after.st_mtime_ns != st.st_mtime_ns:
+        raise FileChanged("changed while being read", len(data))
+    return data
+
+
+def decode_strict(data: bytes) -> str | None:
+    """Strict UTF-8 without NUL; a leading BOM is dropped. None when the bytes are not such text."""
+    if b"\x00" in data:
+        return None
+    try:
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return text[1:] if text.startswith(BOM) else text
+
+
+@dataclass(frozen=True)
+class LineMatch:
+    line_number: int  # 1-based
+    line: str  # without its LF or CRLF ending; a lone CR stays
+    start: int  # code-point offset of the first match in the line
+    end: int
+
+
+Finder = Callable[[str, int], tuple[int, int] | None]
+
+
+def literal_finder(query: str, case_sensitive: bool) -> Finder:
+    """Find `query` literally from a position: exact, or Unicode simple case folding (no normalization)."""
+    if case_sensitive:
+
+        def find_exact(text: str, pos: int) -> tuple[int, int] | None:
+            at = text.find(query, pos)
+            return None if at < 0 else (at, at + len(query))
+
+        return find_exact
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+
+    def find_folded(text: str, pos: int) -> tuple[int, int] | None:
+        match = pattern.search(text, pos)
+        return None if match is None else (match.start(), match.end())
+
+    return find_folded
+
+
+def matching_lines(text: str, find: Finder) -> Iterator[LineMatch]:
+    """Each line holding a match, once, with its first match. Lines end at LF; a CR right before
+    that LF belongs to the ending; any other CR is content. Queries hold no CR or LF, so a match
+    never spans lines."""
+    pos = 0
+    line_number = 1
+    counted_to = 0
+    while True:
+        found = find(text, pos)
+        if found is None:
+            return
+        start, end = found
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        if line_end < 0:
+            line_end = len(text)
+            content_end = line_end
+        else:
+            content_end = line_end - 1 if line_end > line_start and text[line_end - 1] == "\r" else line_end
+        line_number += text.count("\n", counted_to, line_start)
+        counted_to = line_start
+        yield LineMatch(line_number, text[line_start:content_end], start - line_start, end - line_start)
+        pos = line_end + 1
+        if pos > len(text):
+            return
+
+
+def excerpt(line: str, start: int, end: int, max_chars: int) -> tuple[str, int]:
+    """At most `max_chars` code points of `line` holding [start, end) whole, centred on it.
+    Returns the excerpt and how many characters of the line precede it."""
+    if len(line) <= max_chars:
+        return line, 0
+    room = max_chars - (end - start)
+    first = max(0, min(start - room // 2, len(line) - max_chars))
+    first = min(first, start)  # the match must start inside the window
+    return line[first : first + max_chars], first
+
+
+def split_lines_keepends(text: str) -> list[str]:
+    """Lines with their LF or CRLF endings; a lone CR is content, as in `matching_lines`."""
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return lines
