@@ -104,8 +104,10 @@ def walk(root_fd: int, root_rel: str, limits: WalkLimits, stats: WalkStats, canc
                 elif hidden:
                     stats.hidden += 1
                 elif limits.max_depth is not None and frame.depth >= limits.max_depth:
+                    # Listed, as an entry of its parent, but not opened or descended into.
                     stats.depth_limited += 1
                     stats.incomplete("maxDepth")
+                    yield Found(rel, name, frame.fd, frame.depth, True)
                 else:
                     child = _open_dir(frame.fd, name, stats)
                     if child is None:
