@@ -125,7 +125,7 @@ def _lower_tool(source: ToolSource, tool_names: list[str], setting_names: set[st
     diagnostics.extend(lowering.diagnostics)
 
     known_words = _schema_words(input_schema) | _schema_words(output_schema) | set(cap_values) | setting_names
-    diagnostics.extend(_check_tool_references(source, description, tool_names, known_words))
+    diagnostics.extend(_check_tool_references(source, tool_names, known_words))
 
     target = resolve_target(tool.backend)
     if target is None:
@@ -199,24 +199,23 @@ def _schema_words(schema: Any) -> set[str]:
     return words
 
 
-def _check_tool_references(
-    source: ToolSource, description: str, tool_names: Iterable[str], known_words: set[str]
-) -> list[Diagnostic]:
+def _check_tool_references(source: ToolSource, tool_names: Iterable[str], known_words: set[str]) -> list[Diagnostic]:
     """A bare identifier in backticks that is not one of the tool's own words names a tool."""
     names = set(tool_names)
     found = []
-    for quoted in BACKTICKED.findall(description):
-        word = quoted.strip()
-        if not IDENTIFIER.match(word) or word in names or word in known_words or word in ("true", "false", "null"):
-            continue
-        found.append(
-            diagnostic(
-                "TOOL_REFERENCE_UNKNOWN",
-                f"the description quotes `{word}`, which is no tool of this server",
-                source.doc.span((*source.base, "description")),
-                did_you_mean(word, names) or "tools: " + ", ".join(sorted(names)),
+    for section in DESCRIPTION_SECTIONS:
+        for quoted in BACKTICKED.findall(getattr(source.tool.description, section) or ""):
+            word = quoted.strip()
+            if not IDENTIFIER.match(word) or word in names or word in known_words or word in ("true", "false", "null"):
+                continue
+            found.append(
+                diagnostic(
+                    "TOOL_REFERENCE_UNKNOWN",
+                    f"the description quotes `{word}`, which is no tool of this server",
+                    source.doc.span((*source.base, "description", section)),
+                    did_you_mean(word, names) or "tools: " + ", ".join(sorted(names)),
+                )
             )
-        )
     return found
 
 

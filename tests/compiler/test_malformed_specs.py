@@ -1,0 +1,52 @@
+"""Golden diagnostics for a corpus of malformed specs: each `malformed/<case>.yaml` (or folder)
+must produce exactly the diagnostics in `<case>.expected`, and never a traceback.
+
+Regenerate after an intended change with `LYNXC_UPDATE_GOLDENS=1 pytest tests/compiler`, then
+read the diff."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lynxc.compiler.build import compile_spec
+from lynxc.compiler.diagnostics import sort_diagnostics
+
+CORPUS = Path(__file__).parent / "malformed"
+CASES = sorted(p for p in CORPUS.iterdir() if p.suffix == ".yaml" or p.is_dir())
+UPDATE = os.environ.get("LYNXC_UPDATE_GOLDENS") == "1"
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(CASES) >= 25
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_diagnostics_match_golden(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CORPUS)  # diagnostics name files relative to the working directory
+    result = compile_spec(Path(case.name))
+    assert result.value is None, "a malformed spec must not compile"
+    rendered = "\n".join(d.render() for d in sort_diagnostics(result.diagnostics)) + "\n"
+    expected_file = CORPUS / f"{case.stem}.expected"
+    if UPDATE:
+        expected_file.write_text(rendered)
+    assert rendered == expected_file.read_text()
+    for diagnostic in result.diagnostics:
+        assert diagnostic.span.line >= 1 and diagnostic.span.col >= 1
+        assert diagnostic.span.file.startswith(case.name)
+
+
+def test_cli_reports_without_traceback(tmp_path: Path) -> None:
+    """The command line shows the same diagnostics, exit 1, and no Python traceback."""
+    lynxc = str(Path(sys.executable).with_name("lynxc"))
+    for case in CASES:
+        done = subprocess.run(
+            [lynxc, "build", "--check", case.name], cwd=CORPUS, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 1, case.name
+        assert "Traceback" not in done.stderr, done.stderr
+        assert f"{case.name}" in done.stderr and ": error " in done.stderr
