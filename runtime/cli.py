@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .definition import ServerDefinition
+from .host import DEFAULT_PAGE_SIZE
 from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
 from .settings import ENV_PREFIX, SettingsError, parse_assignments, resolve_settings
 
@@ -14,6 +15,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP bind address (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--page-size", type=int, default=DEFAULT_PAGE_SIZE, help=f"tools per tools/list page (default {DEFAULT_PAGE_SIZE})"
+    )
     parser.add_argument(
         "--set",
         dest="settings",
@@ -30,7 +34,10 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
     except SettingsError as err:
         print(f"lynxc serve: {err}", file=sys.stderr)
         return 2
-    serve(definition, settings, transport=args.transport, host=args.host, port=args.port)
+    if args.page_size < 1:
+        print("lynxc serve: --page-size must be at least 1", file=sys.stderr)
+        return 2
+    serve(definition, settings, transport=args.transport, host=args.host, port=args.port, page_size=args.page_size)
     return 0
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import anyio
 
 from .definition import ServerDefinition
-from .host import ToolHost
+from .host import DEFAULT_PAGE_SIZE, ToolHost
 
 Transport = Literal["stdio", "http"]
 DEFAULT_HOST = "127.0.0.1"
@@ -25,10 +25,11 @@ def serve(
     transport: Transport = "stdio",
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
+    page_size: int = DEFAULT_PAGE_SIZE,
 ) -> None:
     # Logs go to stderr: on stdio, stdout carries the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    server = ToolHost(definition, settings).server()
+    server = ToolHost(definition, settings, page_size=page_size).server()
     if transport == "stdio":
         anyio.run(_serve_stdio, server)
     else:
