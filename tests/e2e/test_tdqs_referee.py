@@ -1,0 +1,35 @@
+"""The reference linter, `tdqs lint` (PyPI `tdqs`), run against the live generated server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LYNXC, ROOT
+
+TDQS = shutil.which("tdqs") or str(Path(sys.executable).with_name("tdqs"))
+
+
+@pytest.mark.parametrize("server", ["dot-harness"])
+def test_tdqs_lint_finds_no_error_and_no_warning(server: str) -> None:
+    command = f"{LYNXC} --project {ROOT} serve {server}"
+    done = subprocess.run(
+        [TDQS, "lint", "--command", command, "--format", "json", "--fail-on", "warning"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["findings"] == []
+    assert {tool["name"]: tool["findings"] for tool in report["tools"]} == {
+        "list_project_files": [],
+        "read_project_text": [],
+        "search_project_text": [],
+    }
+    assert all(tool["contextSignals"]["schemaDescriptionCoverage"] == 100 for tool in report["tools"])

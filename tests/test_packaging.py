@@ -1,0 +1,42 @@
+"""Both install forms import `lynxc.compiler` and `lynxc.runtime`, never top-level `compiler`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_wheel_installs_under_the_lynxc_namespace(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(tmp_path.glob("lynxc-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "lynxc/compiler/cli.py" in names and "lynxc/runtime/host.py" in names
+    assert "lynxc/compiler/templates/server.py.j2" in names
+    assert not any(name.startswith(("compiler/", "runtime/", "tests/", "generated/")) for name in names)
+    assert any(name.endswith("entry_points.txt") for name in names)
+
+    target = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(target)
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); "
+        "import lynxc.compiler.cli, lynxc.runtime.host, lynxc.compiler.emit; "
+        "print(lynxc.compiler.cli.__file__); print(lynxc.runtime.host.__file__)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(target)], capture_output=True, text=True, check=True)
+    assert all(line.startswith(str(target)) for line in done.stdout.split())
+
+
+def test_editable_install_imports_from_the_source_tree() -> None:
+    probe = "import lynxc.compiler.cli, lynxc.runtime.host; print(lynxc.compiler.cli.__file__)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd="/")
+    assert done.stdout.strip() == str(ROOT / "compiler" / "cli.py")
+    top_level = subprocess.run([sys.executable, "-c", "import compiler"], capture_output=True, cwd="/")
+    assert top_level.returncode != 0
