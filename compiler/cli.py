@@ -27,7 +27,10 @@ def _parser() -> argparse.ArgumentParser:
         description="A declarative compiler for MCP servers: YAML specs in, typed MCP servers out.",
     )
     parser.add_argument(
-        "--project", type=Path, default=Path("."), help="the project folder holding specs/ and generated/ (default .)"
+        "--project",
+        type=Path,
+        default=Path("."),
+        help="the project folder holding specs/ and generated/ (default .)",
     )
     verbs = parser.add_subparsers(title="commands", metavar="COMMAND")
 
@@ -36,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     init.set_defaults(run=_init)
 
     build = verbs.add_parser("build", help="compile specs into generated/<server>/")
-    build.add_argument("specs", nargs="*", type=Path, metavar="SPEC", help="spec files or folders (default: specs/*)")
+    build.add_argument(
+        "specs", nargs="*", type=Path, metavar="SPEC", help="spec files or folders (default: specs/*)"
+    )
     build.add_argument("--check", action="store_true", help="write nothing; exit 1 naming stale files")
     build.set_defaults(run=_build)
 
@@ -80,14 +85,19 @@ def _build(args: argparse.Namespace) -> int:
     if args.check:
         stale = stale_files(args.project, output)
         for relative in stale:
-            print(f"{relative}: error GENERATED_STALE: out of date with its spec (run `lynxc build`)", file=sys.stderr)
+            print(
+                f"{relative}: error GENERATED_STALE: out of date with its spec (run `lynxc build`)",
+                file=sys.stderr,
+            )
         if stale:
             return EXIT_FAILED
         print(f"lynxc build --check: {len(output.files)} generated files are up to date")
         return EXIT_OK
     changed = write_files(args.project, output)
     names = ", ".join(server.name for server in output.servers)
-    print(f"lynxc build: {names}: {len(changed)} file(s) written, {len(output.files) - len(changed)} unchanged")
+    print(
+        f"lynxc build: {names}: {len(changed)} file(s) written, {len(output.files) - len(changed)} unchanged"
+    )
     return EXIT_OK
 
 
@@ -132,7 +142,9 @@ def _config(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     command = shutil.which("lynxc") or sys.argv[0]
     env = {
-        env_name(name): node.get("default") if node.get("type") == "string" else json.dumps(node.get("default"))
+        env_name(name): node.get("default")
+        if node.get("type") == "string"
+        else json.dumps(node.get("default"))
         for name, node in definition.settings_schema.items()
     }
     entry = {

@@ -32,8 +32,11 @@ def emit_server(server: ServerIR) -> dict[str, str]:
     py_header = "\n".join(f"# {line}" for line in lines)
     base = f"{GENERATED_DIR}/{server.name}"
     files: dict[str, str] = {
-        f"{base}/tools.json": json.dumps(tools_list(server, " ".join(lines)), indent=2, ensure_ascii=False) + "\n",
-        f"{base}/server.py": _render("server.py.j2", server=server, header=py_header, bindings=_bindings(server)),
+        f"{base}/tools.json": json.dumps(tools_list(server, " ".join(lines)), indent=2, ensure_ascii=False)
+        + "\n",
+        f"{base}/server.py": _render(
+            "server.py.j2", server=server, header=py_header, bindings=_bindings(server)
+        ),
         f"{base}/README.md": _render(
             "README.md.j2",
             server=server,

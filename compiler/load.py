@@ -36,7 +36,11 @@ class SpecSource:
 def display_path(path: Path) -> str:
     """Paths relative to the working directory when under it, so messages stay short."""
     try:
-        return os.path.relpath(path.resolve(), Path.cwd()) if path.resolve().is_relative_to(Path.cwd()) else str(path)
+        return (
+            os.path.relpath(path.resolve(), Path.cwd())
+            if path.resolve().is_relative_to(Path.cwd())
+            else str(path)
+        )
     except ValueError:
         return str(path)
 
@@ -46,9 +50,9 @@ def discover_specs(specs_dir: Path) -> list[Path]:
         return []
     found = []
     for entry in sorted(specs_dir.iterdir()):
-        if entry.is_dir() and (entry / SERVER_FILE).is_file():
-            found.append(entry)
-        elif entry.is_file() and entry.suffix in YAML_SUFFIXES:
+        if (entry.is_dir() and (entry / SERVER_FILE).is_file()) or (
+            entry.is_file() and entry.suffix in YAML_SUFFIXES
+        ):
             found.append(entry)
     return found
 
@@ -58,7 +62,9 @@ def load_spec(path: Path) -> Result[SpecSource]:
         return _load_folder(path)
     if path.is_file():
         return _load_file(path)
-    return Result(None, (diagnostic("SPEC_NOT_FOUND", "no spec file or folder here", Span(display_path(path))),))
+    return Result(
+        None, (diagnostic("SPEC_NOT_FOUND", "no spec file or folder here", Span(display_path(path))),)
+    )
 
 
 def _read(path: Path) -> tuple[Result[SourceDoc], tuple[str, str]]:
@@ -83,7 +89,11 @@ def _load_folder(folder: Path) -> Result[SpecSource]:
     if not server_path.is_file():
         return Result(
             None,
-            (diagnostic("SPEC_NOT_FOUND", f"a spec folder needs a {SERVER_FILE}", Span(display_path(folder))),),
+            (
+                diagnostic(
+                    "SPEC_NOT_FOUND", f"a spec folder needs a {SERVER_FILE}", Span(display_path(folder))
+                ),
+            ),
         )
     head = _load_file(server_path)
     diagnostics: list[Diagnostic] = list(head.diagnostics)

@@ -19,9 +19,7 @@ from .suggest import did_you_mean
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
-SEMVER = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
-)
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 BACKTICKED = re.compile(r"`([^`]+)`")
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 DESCRIPTION_SECTIONS = ("purpose", "usage", "behaviour", "returns")
@@ -56,7 +54,9 @@ def lower(source: SpecSource) -> Result[ServerIR]:
         settings_lowering.check_default(node, schema, path)
         settings.append(SettingIR(name, canonical_json(schema), node.description))
     diagnostics.extend(
-        d if d.rule_id != "PARAM_DEFAULT_INVALID" else diagnostic("SETTING_DEFAULT_INVALID", d.message, d.span)
+        d
+        if d.rule_id != "PARAM_DEFAULT_INVALID"
+        else diagnostic("SETTING_DEFAULT_INVALID", d.message, d.span)
         for d in settings_lowering.diagnostics
     )
     if not source.tools:
@@ -98,7 +98,9 @@ def lower(source: SpecSource) -> Result[ServerIR]:
     )
 
 
-def _lower_tool(source: ToolSource, tool_names: list[str], setting_names: set[str]) -> tuple[ToolIR, list[Diagnostic]]:
+def _lower_tool(
+    source: ToolSource, tool_names: list[str], setting_names: set[str]
+) -> tuple[ToolIR, list[Diagnostic]]:
     tool, doc, base = source.tool, source.doc, source.base
     diagnostics: list[Diagnostic] = []
     if not TOOL_NAME.match(tool.name):
@@ -134,7 +136,8 @@ def _lower_tool(source: ToolSource, tool_names: list[str], setting_names: set[st
                 "BACKEND_UNKNOWN",
                 f"'{tool.backend}' is neither a built-in backend nor 'package.module:function'",
                 doc.span((*base, "backend")),
-                did_you_mean(tool.backend, BUILTIN_BACKENDS) or "built-in: " + ", ".join(sorted(BUILTIN_BACKENDS)),
+                did_you_mean(tool.backend, BUILTIN_BACKENDS)
+                or "built-in: " + ", ".join(sorted(BUILTIN_BACKENDS)),
             )
         )
     else:
@@ -199,14 +202,21 @@ def _schema_words(schema: Any) -> set[str]:
     return words
 
 
-def _check_tool_references(source: ToolSource, tool_names: Iterable[str], known_words: set[str]) -> list[Diagnostic]:
+def _check_tool_references(
+    source: ToolSource, tool_names: Iterable[str], known_words: set[str]
+) -> list[Diagnostic]:
     """A bare identifier in backticks that is not one of the tool's own words names a tool."""
     names = set(tool_names)
     found = []
     for section in DESCRIPTION_SECTIONS:
         for quoted in BACKTICKED.findall(getattr(source.tool.description, section) or ""):
             word = quoted.strip()
-            if not IDENTIFIER.match(word) or word in names or word in known_words or word in ("true", "false", "null"):
+            if (
+                not IDENTIFIER.match(word)
+                or word in names
+                or word in known_words
+                or word in ("true", "false", "null")
+            ):
                 continue
             found.append(
                 diagnostic(
@@ -220,8 +230,7 @@ def _check_tool_references(source: ToolSource, tool_names: Iterable[str], known_
 
 
 def _check_backend(source: ToolSource, target: str, setting_names: set[str]) -> list[Diagnostic]:
-    tool, doc, base = source.tool, source.doc, source.base
-    span = doc.span((*base, "backend"))
+    span = source.doc.span((*source.base, "backend"))
     try:
         _, info = load_backend(target)
     except Exception as err:  # any failure to import user code is reported, never raised
@@ -229,7 +238,9 @@ def _check_backend(source: ToolSource, target: str, setting_names: set[str]) -> 
     return list(_binding_problems(source, info, setting_names, span))
 
 
-def _binding_problems(source: ToolSource, info: BackendInfo, setting_names: set[str], span) -> Iterable[Diagnostic]:
+def _binding_problems(
+    source: ToolSource, info: BackendInfo, setting_names: set[str], span
+) -> Iterable[Diagnostic]:
     tool, doc, base = source.tool, source.doc, source.base
     declared = set(tool.parameters)
     if info.params is not None:
@@ -241,9 +252,7 @@ def _binding_problems(source: ToolSource, info: BackendInfo, setting_names: set[
                 did_you_mean(name, info.params - declared) or "it honours: " + ", ".join(sorted(info.params)),
             )
     for name in sorted(info.required_params - declared):
-        yield diagnostic(
-            "BACKEND_PARAM_MISSING", f"backend '{tool.backend}' needs parameter '{name}'", span
-        )
+        yield diagnostic("BACKEND_PARAM_MISSING", f"backend '{tool.backend}' needs parameter '{name}'", span)
     for name in sorted(set(tool.caps) - info.caps):
         yield diagnostic(
             "BACKEND_CAP_UNSUPPORTED",

@@ -21,7 +21,9 @@ def parse_document(doc: SourceDoc, model: type[ModelT]) -> Result[ModelT]:
     """Check the version header first (its message is clearer than a model error), then the model."""
     data = doc.data
     if not isinstance(data, dict):
-        return Result(None, (diagnostic("SPEC_VALUE_INVALID", "a spec file must be a mapping", doc.span(())),))
+        return Result(
+            None, (diagnostic("SPEC_VALUE_INVALID", "a spec file must be a mapping", doc.span(())),)
+        )
     if "lynxc" not in data:
         return Result(
             None,
@@ -64,7 +66,8 @@ def _diagnostics(err: ValidationError, doc: SourceDoc, model: type[BaseModel]) -
                 "SPEC_KEY_UNKNOWN",
                 f"unknown key '{key}'" + _where(path[:-1]),
                 doc.span(path, key=True),
-                did_you_mean(key, allowed) or ("allowed keys: " + ", ".join(sorted(allowed)) if allowed else None),
+                did_you_mean(key, allowed)
+                or ("allowed keys: " + ", ".join(sorted(allowed)) if allowed else None),
             )
         elif kind == "missing":
             missing = str(error["loc"][-1])
@@ -123,10 +126,9 @@ def _data_path(data: Any, loc: tuple[Any, ...], *, names_key: bool) -> NodePath:
     path: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and isinstance(part, str) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             path.append(part)
             node = node[part]
         elif names_key and isinstance(node, dict) and isinstance(part, str) and part == loc[-1]:

@@ -70,7 +70,9 @@ async def count_words(params: Any, ctx: ToolContext) -> dict[str, int]:
 
 def scaffold(project: Path, name: str) -> list[Path]:
     if not SERVER_NAME.match(name):
-        raise ValueError(f"server name {name!r} must be lowercase letters, digits and dashes, starting with a letter")
+        raise ValueError(
+            f"server name {name!r} must be lowercase letters, digits and dashes, starting with a letter"
+        )
     module = name.replace("-", "_") + "_backend"
     spec_path = project / "specs" / f"{name}.yaml"
     backend_path = project / f"{module}.py"

@@ -61,7 +61,9 @@ class SchemaLowering:
     defs: frozenset[str] = frozenset()
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
-    def report(self, rule_id: str, message: str, path: NodePath, hint: str | None = None, *, key: bool = False):
+    def report(
+        self, rule_id: str, message: str, path: NodePath, hint: str | None = None, *, key: bool = False
+    ):
         self.diagnostics.append(diagnostic(rule_id, message, self.doc.span(path, key=key), hint))
 
     def input_schema(self, parameters: Mapping[str, Parameter], base: NodePath) -> dict[str, Any]:
@@ -105,7 +107,9 @@ class SchemaLowering:
                 (*path, "default"),
             )
 
-    def node(self, node: SchemaNode, path: NodePath, *, required_override: list[str] | None = None) -> dict[str, Any]:
+    def node(
+        self, node: SchemaNode, path: NodePath, *, required_override: list[str] | None = None
+    ) -> dict[str, Any]:
         written = node.model_fields_set
         self._check_type(node, path)
         core: dict[str, Any] = {}
@@ -146,7 +150,9 @@ class SchemaLowering:
                     )
             core["required"] = list(required)
         if isinstance(node.additionalProperties, SchemaNode):
-            core["additionalProperties"] = self.node(node.additionalProperties, (*path, "additionalProperties"))
+            core["additionalProperties"] = self.node(
+                node.additionalProperties, (*path, "additionalProperties")
+            )
         elif node.additionalProperties is not None:
             core["additionalProperties"] = node.additionalProperties
         if node.anyOf is not None:
@@ -166,7 +172,9 @@ class SchemaLowering:
         if node.examples is not None:
             outer["examples"] = list(node.examples)
         if node.defs is not None:
-            outer["$defs"] = {name: self.node(child, (*path, "$defs", name)) for name, child in node.defs.items()}
+            outer["$defs"] = {
+                name: self.node(child, (*path, "$defs", name)) for name, child in node.defs.items()
+            }
         return outer
 
     def text(self, text: str, path: NodePath) -> str:
@@ -245,7 +253,9 @@ class SchemaLowering:
                     continue
                 value = self.caps[name]
             if keyword in _COUNT_KEYWORDS and (not isinstance(value, int) or value < 0):
-                self.report("SPEC_VALUE_INVALID", f"'{keyword}' must be a whole number >= 0", (*path, keyword))
+                self.report(
+                    "SPEC_VALUE_INVALID", f"'{keyword}' must be a whole number >= 0", (*path, keyword)
+                )
                 continue
             resolved[keyword] = value
         for low, high in _BOUND_PAIRS:

@@ -63,7 +63,9 @@ def parse_yaml(text: str, display: str) -> Result[SourceDoc]:
         problem = err.problem or err.context or "invalid YAML"
         return Result(None, (_marked(err, display, "YAML_SYNTAX", problem),))
     if root is None:
-        return Result(None, (diagnostic("SPEC_FILE_EMPTY", "the file holds no YAML document", Span(display)),))
+        return Result(
+            None, (diagnostic("SPEC_FILE_EMPTY", "the file holds no YAML document", Span(display)),)
+        )
     value_spans: dict[NodePath, Span] = {(): Span(display, 1, 1)}
     key_spans: dict[NodePath, Span] = {}
     data = _plain(root, (), display, value_spans, key_spans)

@@ -36,7 +36,8 @@ class SchemaNode(_Strict):
     """A JSON Schema node in the subset MCP clients handle well, plus `nullable`."""
 
     type: StrictStr | None = Field(
-        None, description="string, integer, number, boolean, array, object or null; may be omitted with enum/anyOf/$ref"
+        None,
+        description="string, integer, number, boolean, array, object or null; omit with enum, anyOf, $ref",
     )
     title: StrictStr | None = None
     description: StrictStr | None = Field(None, description="May quote caps as {caps.NAME}.")
@@ -78,7 +79,9 @@ class Cap(_Strict):
     """A hard limit the runtime enforces; descriptions quote it as {caps.NAME}."""
 
     value: StrictInt = Field(description="The limit in force.")
-    max: StrictInt | None = Field(None, description="The hard maximum the value may be raised to; defaults to value.")
+    max: StrictInt | None = Field(
+        None, description="The hard maximum the value may be raised to; defaults to value."
+    )
     unit: Literal["count", "bytes", "chars"] = "count"
     description: StrictStr
 
@@ -94,7 +97,9 @@ class Description(_Strict):
     """Sections rendered, in this order, into the one description a client sees."""
 
     purpose: StrictStr = Field(description="One sentence first: the action and its object.")
-    usage: StrictStr | None = Field(None, description="When to use this tool, and when a sibling fits better.")
+    usage: StrictStr | None = Field(
+        None, description="When to use this tool, and when a sibling fits better."
+    )
     behaviour: StrictStr | None = Field(None, description="Side effects, limits, failure modes.")
     returns: StrictStr | None = Field(None, description="What comes back, including empty and error results.")
 

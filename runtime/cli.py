@@ -16,7 +16,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP bind address (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument(
-        "--page-size", type=int, default=DEFAULT_PAGE_SIZE, help=f"tools per tools/list page (default {DEFAULT_PAGE_SIZE})"
+        "--page-size",
+        type=int,
+        default=DEFAULT_PAGE_SIZE,
+        help=f"tools per tools/list page (default {DEFAULT_PAGE_SIZE})",
     )
     parser.add_argument(
         "--set",
@@ -37,11 +40,20 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
     if args.page_size < 1:
         print("lynxc serve: --page-size must be at least 1", file=sys.stderr)
         return 2
-    serve(definition, settings, transport=args.transport, host=args.host, port=args.port, page_size=args.page_size)
+    serve(
+        definition,
+        settings,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        page_size=args.page_size,
+    )
     return 0
 
 
 def main(definition: ServerDefinition, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=f"{definition.name}", description=f"Serve the MCP server {definition.name}.")
+    parser = argparse.ArgumentParser(
+        prog=f"{definition.name}", description=f"Serve the MCP server {definition.name}."
+    )
     add_serve_arguments(parser)
     sys.exit(run_serve(definition, parser.parse_args(argv)))

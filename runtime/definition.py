@@ -38,7 +38,9 @@ class ServerDefinition:
 
     def load_models(self, binding: ToolBinding) -> ModuleType:
         path = self.folder / "models" / f"{binding.models_module}.py"
-        return load_module_from_path(f"lynxc_generated.{_ident(self.name)}.models.{binding.models_module}", path)
+        return load_module_from_path(
+            f"lynxc_generated.{_ident(self.name)}.models.{binding.models_module}", path
+        )
 
 
 class DefinitionError(Exception):

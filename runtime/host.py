@@ -46,7 +46,9 @@ class LoadedTool:
 
 
 class ToolHost:
-    def __init__(self, definition: ServerDefinition, settings: Mapping[str, Any], *, page_size: int = DEFAULT_PAGE_SIZE):
+    def __init__(
+        self, definition: ServerDefinition, settings: Mapping[str, Any], *, page_size: int = DEFAULT_PAGE_SIZE
+    ):
         self.definition = definition
         self.settings = dict(settings)
         self.page_size = page_size
@@ -72,7 +74,9 @@ class ToolHost:
 
     # tools/list ---------------------------------------------------------------------------
 
-    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         start = _decode_cursor(params.cursor if params else None, len(self._tools))
         end = start + self.page_size
         next_cursor = _encode_cursor(end) if end < len(self._tools) else None
@@ -120,7 +124,11 @@ class ToolHost:
             size = json_size(structured)
             if size > limit:
                 return _error(f"{binding.name!r} result is {size} bytes of JSON, over its cap of {limit}")
-        text = tool.info.render_text(result) if tool.info.render_text else json.dumps(structured, ensure_ascii=False)
+        text = (
+            tool.info.render_text(result)
+            if tool.info.render_text
+            else json.dumps(structured, ensure_ascii=False)
+        )
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
             structured_content=structured if isinstance(structured, dict) else None,

@@ -26,7 +26,11 @@ def to_wire(value: Any) -> Any:
         return {str(k): to_wire(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_wire(v) for v in value]
-    if hasattr(value, "value") and type(value).__module__ != "builtins" and hasattr(type(value), "__members__"):
+    if (
+        hasattr(value, "value")
+        and type(value).__module__ != "builtins"
+        and hasattr(type(value), "__members__")
+    ):
         return value.value  # an Enum
     return value
 

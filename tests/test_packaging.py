@@ -12,7 +12,18 @@ from tests.conftest import ROOT
 
 def test_wheel_installs_under_the_lynxc_namespace(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
     )
@@ -30,7 +41,9 @@ def test_wheel_installs_under_the_lynxc_namespace(tmp_path: Path) -> None:
         "import lynxc.compiler.cli, lynxc.runtime.host, lynxc.compiler.emit; "
         "print(lynxc.compiler.cli.__file__); print(lynxc.runtime.host.__file__)"
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(target)], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(target)], capture_output=True, text=True, check=True
+    )
     assert all(line.startswith(str(target)) for line in done.stdout.split())
 
 

@@ -38,7 +38,9 @@ def test_init_build_serve_a_new_server(tmp_path: Path) -> None:
     run("build", "--check", cwd=tmp_path)
 
     async def call() -> tuple[object, object]:
-        params = StdioServerParameters(command=LYNXC, args=["--project", str(tmp_path), "serve", "word-tools"])
+        params = StdioServerParameters(
+            command=LYNXC, args=["--project", str(tmp_path), "serve", "word-tools"]
+        )
         async with Client(params) as client:
             good = await client.call_tool("count_words", {"text": "one two\nthree"})
             bad = await client.call_tool("count_words", {"text": "x" * 100001})
@@ -89,7 +91,11 @@ def test_repository_generated_folder_is_current() -> None:
 def test_tools_prints_the_exact_tools_list() -> None:
     printed = json.loads(run("tools", "dot-harness").stdout)
     assert printed == json.loads((ROOT / "generated/dot-harness/tools.json").read_text())
-    assert [t["name"] for t in printed["tools"]] == ["list_project_files", "read_project_text", "search_project_text"]
+    assert [t["name"] for t in printed["tools"]] == [
+        "list_project_files",
+        "read_project_text",
+        "search_project_text",
+    ]
 
 
 def test_schema_validates_the_bundled_specs() -> None:

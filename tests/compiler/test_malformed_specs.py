@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from lynxc.compiler.build import compile_spec
 from lynxc.compiler.diagnostics import sort_diagnostics
 

@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-
 from lynxc.runtime.backends.dot_harness.walk import WalkLimits, WalkStats, walk
 from lynxc.runtime.backends.dot_harness.workspace import open_in_workspace
 from lynxc.runtime.context import CancelToken
 from lynxc.runtime.errors import ToolError
+
 from tests.conftest import stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -53,7 +53,9 @@ async def test_walk_never_leaves_the_root(layout) -> None:
     assert needle["scanComplete"] is False
     assert needle["incompleteReasons"] == ["fileTooLarge", "invalidText"]
     # The 2 MiB file is never read: only the small files count towards bytesRead.
-    assert needle["bytesRead"] == sum((root / n).stat().st_size for n in ("latin1.txt", "nul.txt", "src/ok.txt"))
+    assert needle["bytesRead"] == sum(
+        (root / n).stat().st_size for n in ("latin1.txt", "nul.txt", "src/ok.txt")
+    )
 
 
 @pytest.mark.parametrize(
@@ -158,7 +160,8 @@ def test_filename_bytes_cap_boundary(tmp_path: Path) -> None:
 
 
 def test_workspace_root_that_is_not_a_folder(tmp_path: Path) -> None:
-    with pytest.raises(ToolError, match="cannot be opened"), open_in_workspace(
-        {"workspaces": {"w": str(tmp_path / "nope")}}, "w", "."
+    with (
+        pytest.raises(ToolError, match="cannot be opened"),
+        open_in_workspace({"workspaces": {"w": str(tmp_path / "nope")}}, "w", "."),
     ):
         pass

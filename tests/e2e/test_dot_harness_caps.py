@@ -120,19 +120,32 @@ async def test_read_project_text_ranges_sha_and_output_cap(tmp_path: Path) -> No
     big = "".join(f"line {index:05} " + "x" * 90 + "\n" for index in range(2000))
     (tmp_path / "big.txt").write_text(big)
     async with stdio_client(settings={"workspaces": {"w": str(tmp_path)}}) as client:
-        whole = (await client.call_tool("read_project_text", {"workspace": "w", "path": "a.txt"})).structured_content
+        whole = (
+            await client.call_tool("read_project_text", {"workspace": "w", "path": "a.txt"})
+        ).structured_content
         middle = await client.call_tool(
-            "read_project_text", {"workspace": "w", "path": "a.txt", "startLine": 2, "endLine": 2,
-                                  "expectedSha256": whole["sha256"]}
+            "read_project_text",
+            {
+                "workspace": "w",
+                "path": "a.txt",
+                "startLine": 2,
+                "endLine": 2,
+                "expectedSha256": whole["sha256"],
+            },
         )
         stale = await client.call_tool(
             "read_project_text", {"workspace": "w", "path": "a.txt", "expectedSha256": "0" * 64}
         )
-        past = await client.call_tool("read_project_text", {"workspace": "w", "path": "a.txt", "startLine": 9})
-        first = (await client.call_tool("read_project_text", {"workspace": "w", "path": "big.txt"})).structured_content
+        past = await client.call_tool(
+            "read_project_text", {"workspace": "w", "path": "a.txt", "startLine": 9}
+        )
+        first = (
+            await client.call_tool("read_project_text", {"workspace": "w", "path": "big.txt"})
+        ).structured_content
         rest = (
             await client.call_tool(
-                "read_project_text", {"workspace": "w", "path": "big.txt", "startLine": first["nextStartLine"]}
+                "read_project_text",
+                {"workspace": "w", "path": "big.txt", "startLine": first["nextStartLine"]},
             )
         ).structured_content
     assert whole["text"] == "one\r\ntwo\nthree" and whole["totalLines"] == 3
@@ -142,7 +155,10 @@ async def test_read_project_text_ranges_sha_and_output_cap(tmp_path: Path) -> No
     assert past.is_error and "past the end" in past.content[0].text
     assert first["truncated"] is True and first["text"].endswith("\n")
     assert len(json.dumps(first, ensure_ascii=False, separators=(",", ":")).encode()) <= 65536
-    assert first["text"] + rest["text"][: len(big) - len(first["text"])] == big[: len(first["text"]) + len(rest["text"])]
+    assert (
+        first["text"] + rest["text"][: len(big) - len(first["text"])]
+        == big[: len(first["text"]) + len(rest["text"])]
+    )
     assert rest["startLine"] == first["endLine"] + 1
 
 

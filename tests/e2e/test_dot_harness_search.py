@@ -107,10 +107,14 @@ async def test_single_file_path_and_errors(project: Path) -> None:
         unknown = await client.call_tool("search_project_text", {"workspace": "nope", "query": "x"})
         multiline = await client.call_tool("search_project_text", {"workspace": "proj", "query": "a\nb"})
         missing = await client.call_tool("search_project_text", {"workspace": "proj"})
-        extra = await client.call_tool("search_project_text", {"workspace": "proj", "query": "x", "regex": True})
+        extra = await client.call_tool(
+            "search_project_text", {"workspace": "proj", "query": "x", "regex": True}
+        )
     assert single["matchedLines"] == 2 and single["path"] == "src/crlf.txt"
     assert unknown.is_error and "unknown workspace 'nope' (authorized: proj)" in unknown.content[0].text
-    assert multiline.is_error and "query" in multiline.content[0].text and "pattern" in multiline.content[0].text
+    assert (
+        multiline.is_error and "query" in multiline.content[0].text and "pattern" in multiline.content[0].text
+    )
     assert missing.is_error and "query: required parameter is missing" in missing.content[0].text
     assert extra.is_error and "regex: unknown parameter" in extra.content[0].text
 

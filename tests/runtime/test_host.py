@@ -77,8 +77,10 @@ async def test_failures_are_tool_errors_and_the_server_stays_up(fixture_project:
         after = await client.call_tool("echo", {"text": "still"})
     assert exploded.is_error and exploded.content[0].text == "'explode' failed: RuntimeError: disk on fire"
     assert refused.is_error and refused.content[0].text == "text: refused on purpose"
-    assert wrong.is_error and "'wrong_shape' produced an invalid result at echo: 42 is not of type 'object'" in (
-        wrong.content[0].text
+    assert (
+        wrong.is_error
+        and "'wrong_shape' produced an invalid result at echo: 42 is not of type 'object'"
+        in (wrong.content[0].text)
     )
     assert unknown.value.code == -32602 and "no_such_tool" in str(unknown.value)
     assert not after.is_error
@@ -131,7 +133,9 @@ from pathlib import Path
 from mcp import Client
 from lynxc.runtime.definition import load_definition
 from lynxc.runtime.host import ToolHost
-for folder in (Path({str(ROOT / 'generated' / 'dot-harness')!r}), Path({str(fixture_project / 'generated' / 'fixture')!r})):
+folders = [Path({str(ROOT / "generated/dot-harness")!r}),
+           Path({str(fixture_project / "generated/fixture")!r})]
+for folder in folders:
     server = ToolHost(load_definition(folder), {{}}).server()
     async def main():
         async with Client(server) as client:
@@ -143,7 +147,10 @@ heavy = [m for m in ("lancedb", "duckdb", "trafilatura", "tests.fixtures.backend
 print(heavy)
 """
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import anyio.from_thread
-
 from lynxc.runtime.context import ToolContext
 
 

@@ -42,9 +42,8 @@ def _read(params: Any, ctx: ToolContext) -> dict[str, Any]:
         if opened.is_dir:
             raise ToolError(f"path: {opened.rel!r} is a folder; use list_project_files to see its files")
         if opened.st.st_size > caps["max_file_bytes"]:
-            raise ToolError(
-                f"path: {opened.rel!r} is {opened.st.st_size} bytes, over the {caps['max_file_bytes']}-byte cap"
-            )
+            size, cap = opened.st.st_size, caps["max_file_bytes"]
+            raise ToolError(f"path: {opened.rel!r} is {size} bytes, over the {cap}-byte cap")
         try:
             data = read_pinned(opened.fd, opened.st)
         except FileChanged as err:

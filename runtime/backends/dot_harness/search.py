@@ -75,7 +75,9 @@ async def search_project_text(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
 def _search(params: Any, ctx: ToolContext, progress: Callable[[float, float | None], None]) -> dict[str, Any]:
     caps = dict(ctx.caps)
-    limits = WalkLimits(caps["max_children"], caps["max_filename_bytes"], params.max_depth, params.include_hidden)
+    limits = WalkLimits(
+        caps["max_children"], caps["max_filename_bytes"], params.max_depth, params.include_hidden
+    )
     scan = _Scan(caps, WalkStats())
     find = literal_finder(params.query, params.case_sensitive)
     with open_in_workspace(ctx.settings, params.workspace, params.path) as opened:
@@ -190,7 +192,11 @@ def _result(scan: _Scan, params: Any, rel: str) -> dict[str, Any]:
         "filesSearched": scan.files_searched,
         "bytesRead": scan.bytes_read,
         "skippedEntries": stats.skipped_entries(),
-        "skippedFiles": {"oversized": scan.oversized, "invalidText": scan.invalid_text, "changed": stats.changed},
+        "skippedFiles": {
+            "oversized": scan.oversized,
+            "invalidText": scan.invalid_text,
+            "changed": stats.changed,
+        },
         "depthLimitedDirectories": stats.depth_limited,
         "excludedDirectoryNames": list(EXCLUDED_DIRECTORY_NAMES),
     }

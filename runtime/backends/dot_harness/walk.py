@@ -77,7 +77,9 @@ class _Frame:
     entries: Iterator[tuple[str, int]]
 
 
-def walk(root_fd: int, root_rel: str, limits: WalkLimits, stats: WalkStats, cancel: CancelToken) -> Iterator[Found]:
+def walk(
+    root_fd: int, root_rel: str, limits: WalkLimits, stats: WalkStats, cancel: CancelToken
+) -> Iterator[Found]:
     """Yield files and folders below the pinned folder `root_fd` (the caller keeps it open)."""
     frames: list[_Frame] = []
     try:
