@@ -46,6 +46,7 @@ class ToolContext:
     caps: Mapping[str, int]
     settings: Mapping[str, Any]
     report_progress: ProgressFn = _no_progress
+    progress_requested: bool = False  # the client sent a progress token; skip the work otherwise
     cancel: CancelToken = field(default_factory=CancelToken)
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

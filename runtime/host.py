@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -28,6 +27,7 @@ from .backend import BackendFn, BackendInfo, load_backend
 from .context import ToolContext
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
+from .schema_refs import inline_local_refs
 from .wire_values import json_size, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
@@ -42,7 +42,7 @@ class LoadedTool:
     input_model: type[BaseModel]
     backend: BackendFn
     info: BackendInfo
-    output_validator: jsonschema.protocols.Validator | None
+    output_validator: Any  # a jsonschema validator, or None without an output schema
 
 
 class ToolHost:
@@ -98,11 +98,13 @@ class ToolHost:
         except ValidationError as err:
             return _error(f"invalid arguments for {binding.name!r}: " + describe_validation_error(err))
 
+        meta = params.meta or {}
         context = ToolContext(
             tool=binding.name,
             caps=binding.caps,
             settings=self.settings,
             report_progress=_progress_reporter(ctx),
+            progress_requested=meta.get("progress_token", meta.get("progressToken")) is not None,
         )
         try:
             result = await tool.backend(arguments, context)
@@ -114,7 +116,9 @@ class ToolHost:
 
         structured = to_wire(result)
         if tool.output_validator is not None:
-            problem = jsonschema.exceptions.best_match(tool.output_validator.iter_errors(structured))
+            from jsonschema.exceptions import best_match
+
+            problem = best_match(tool.output_validator.iter_errors(structured))
             if problem is not None:
                 where = "/".join(str(p) for p in problem.absolute_path) or "(root)"
                 logger.error("tool %s returned a result outside its output schema: %s", binding.name, problem)
@@ -136,10 +140,15 @@ class ToolHost:
 
     def _load(self, binding: ToolBinding) -> LoadedTool:
         if binding.name not in self._loaded:
+            # jsonschema is imported here, on a tool's first call, to keep start-up fast.
+            import jsonschema
+
             models = self.definition.load_models(binding)
             fn, info = load_backend(binding.backend)
             output_schema = self._schemas[binding.name].get("outputSchema")
-            validator = jsonschema.Draft202012Validator(output_schema) if output_schema else None
+            validator = None
+            if output_schema:
+                validator = jsonschema.Draft202012Validator(inline_local_refs(output_schema))
             self._loaded[binding.name] = LoadedTool(getattr(models, binding.input_model), fn, info, validator)
         return self._loaded[binding.name]
 

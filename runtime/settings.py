@@ -7,8 +7,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-
 ENV_PREFIX = "LYNXC_"
 
 
@@ -50,6 +48,8 @@ def resolve_settings(
                 values[name] = node["default"]
             continue
         value = _typed(name, raw, node)
+        import jsonschema  # only when a value is given: serving with defaults stays fast
+
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(node).iter_errors(value))
         if error is not None:
             raise SettingsError(f"setting {name!r}: {error.message}")

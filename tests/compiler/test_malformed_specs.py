@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from lynxc.compiler.build import compile_spec
 from lynxc.compiler.diagnostics import sort_diagnostics
 

@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
+
 from lynxc.runtime.backends.dot_harness.walk import WalkLimits, WalkStats, walk
 from lynxc.runtime.backends.dot_harness.workspace import open_in_workspace
 from lynxc.runtime.context import CancelToken
 from lynxc.runtime.errors import ToolError
-
 from tests.conftest import stdio_client
 
 pytestmark = pytest.mark.anyio

@@ -142,7 +142,8 @@ for folder in folders:
             await client.list_tools()
     anyio.run(main)
 heavy = [m for m in ("lancedb", "duckdb", "trafilatura", "tests.fixtures.backends",
-         "lynxc.runtime.backends.dot_harness.search", "datamodel_code_generator", "jinja2", "ruamel")
+         "lynxc.runtime.backends.dot_harness.search", "datamodel_code_generator", "jinja2", "ruamel",
+         "jsonschema")
          if m in sys.modules]
 print(heavy)
 """

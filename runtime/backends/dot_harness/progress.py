@@ -5,11 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import anyio.from_thread
+
 from lynxc.runtime.context import ToolContext
 
 
 def thread_progress(ctx: ToolContext) -> Callable[[float, float | None], None]:
+    """A reporter for blocking code in a worker thread. Each report waits on the event loop,
+    so none is sent when the client did not ask for progress."""
+
     def report(progress: float, total: float | None) -> None:
+        if not ctx.progress_requested:
+            return
         if ctx.cancel.cancelled:
             return
         try:

@@ -13,7 +13,7 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.wire_values import json_size
 
 from .progress import thread_progress
-from .text import FileChanged, decode_strict, excerpt, literal_finder, matching_lines, read_pinned
+from .text import FileChanged, LiteralQuery, decode_strict, excerpt, matching_lines, read_pinned
 from .walk import WalkLimits, WalkStats, walk
 from .workspace import EXCLUDED_DIRECTORY_NAMES, FILE_FLAGS, Opened, open_in_workspace
 
@@ -79,7 +79,7 @@ def _search(params: Any, ctx: ToolContext, progress: Callable[[float, float | No
         caps["max_children"], caps["max_filename_bytes"], params.max_depth, params.include_hidden
     )
     scan = _Scan(caps, WalkStats())
-    find = literal_finder(params.query, params.case_sensitive)
+    query = LiteralQuery(params.query, params.case_sensitive)
     with open_in_workspace(ctx.settings, params.workspace, params.path) as opened:
         if opened.is_dir:
             for found in walk(opened.fd, opened.rel, limits, scan.stats, ctx.cancel):
@@ -92,30 +92,30 @@ def _search(params: Any, ctx: ToolContext, progress: Callable[[float, float | No
                     break
                 if scan.files_considered % PROGRESS_EVERY == 0:
                     progress(scan.files_considered, caps["max_candidate_files"])
-                _search_file(scan, found.rel, found.name, found.dir_fd, params, find)
+                _search_file(scan, found.rel, found.name, found.dir_fd, params, query)
                 if scan.stats.stopped:
                     break
         else:
             scan.files_considered = 1
-            _search_opened_file(scan, opened, params, find)
+            _search_opened_file(scan, opened, params, query)
     if ctx.cancel.cancelled:
         scan.stats.incomplete("cancelled")
     return _result(scan, params, opened.rel)
 
 
-def _search_file(scan: _Scan, rel: str, name: str, dir_fd: int, params: Any, find) -> None:
+def _search_file(scan: _Scan, rel: str, name: str, dir_fd: int, params: Any, query: LiteralQuery) -> None:
     try:
         fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError:
         _changed(scan)
         return
     try:
-        _search_opened_file(scan, Opened(fd, rel, False, os.fstat(fd)), params, find)
+        _search_opened_file(scan, Opened(fd, rel, False, os.fstat(fd)), params, query)
     finally:
         os.close(fd)
 
 
-def _search_opened_file(scan: _Scan, opened: Opened, params: Any, find) -> None:
+def _search_opened_file(scan: _Scan, opened: Opened, params: Any, query: LiteralQuery) -> None:
     caps = scan.caps
     size = opened.st.st_size
     if size > caps["max_file_bytes"]:
@@ -141,7 +141,7 @@ def _search_opened_file(scan: _Scan, opened: Opened, params: Any, find) -> None:
     scan.last_scanned = opened.rel
     digest = None
     file_matched = False
-    for hit in matching_lines(text, find):
+    for hit in matching_lines(text, query.finder(text)):
         scan.matched_lines += 1
         file_matched = True
         if len(scan.matches) >= params.max_results:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -62,24 +63,76 @@ class LineMatch:
 
 
 Finder = Callable[[str, int], tuple[int, int] | None]
+_ASCII = [chr(code) for code in range(128)]
 
 
-def literal_finder(query: str, case_sensitive: bool) -> Finder:
-    """Find `query` literally from a position: exact, or Unicode simple case folding (no normalization)."""
-    if case_sensitive:
+class LiteralQuery:
+    """A literal query: exact, or Unicode simple case folding as `re.IGNORECASE` does it, with no
+    normalization. `finder(text)` returns a function finding the next match from a position.
 
-        def find_exact(text: str, pos: int) -> tuple[int, int] | None:
-            at = text.find(query, pos)
-            return None if at < 0 else (at, at + len(query))
+    Case-insensitive search through `re` is slow on large text, so for ASCII text (most source
+    code) the query is folded once into ASCII and found with `str.find` in `text.lower()`.
+    The folding is derived from `re` itself, char by char, so both paths match the same spans:
+    `re` compares one character at a time, and ASCII `lower()` keeps every offset."""
 
-        return find_exact
-    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    def __init__(self, query: str, case_sensitive: bool):
+        self.query = query
+        self.case_sensitive = case_sensitive
+        self.pattern = None if case_sensitive else re.compile(re.escape(query), re.IGNORECASE)
+        self.ascii_folded = None if case_sensitive else _ascii_fold(query)
 
-    def find_folded(text: str, pos: int) -> tuple[int, int] | None:
-        match = pattern.search(text, pos)
-        return None if match is None else (match.start(), match.end())
+    def finder(self, text: str) -> Finder:
+        if self.case_sensitive:
+            return _find_in(text, self.query)
+        if text.isascii() and self.ascii_folded is not None:
+            return _find_in(text.lower(), self.ascii_folded) if self.ascii_folded else _never
+        pattern = self.pattern
+        assert pattern is not None
 
-    return find_folded
+        def find_folded(haystack: str, pos: int) -> tuple[int, int] | None:
+            match = pattern.search(haystack, pos)
+            return None if match is None else (match.start(), match.end())
+
+        return find_folded
+
+
+def _find_in(haystack: str, needle: str) -> Finder:
+    def find(_text: str, pos: int) -> tuple[int, int] | None:
+        at = haystack.find(needle, pos)
+        return None if at < 0 else (at, at + len(needle))
+
+    return find
+
+
+def _never(_text: str, _pos: int) -> None:
+    return None
+
+
+def _ascii_fold(query: str) -> str | None:
+    """The lowercase ASCII string that `query` matches case-insensitively in ASCII text; ''
+    when some query character matches no ASCII character (so ASCII text never matches), and
+    None when the ASCII matches of a character are not one lowercase class (use `re` then)."""
+    folded = []
+    for char in query:
+        fold = _ascii_class(char)
+        if fold is None:
+            return None
+        if fold == "":
+            return ""
+        folded.append(fold)
+    return "".join(folded)
+
+
+@functools.cache
+def _ascii_class(char: str) -> str | None:
+    matches = {a for a in _ASCII if re.fullmatch(re.escape(char), a, re.IGNORECASE)}
+    if not matches:
+        return ""
+    lowered = {a.lower() for a in matches}
+    if len(lowered) != 1:
+        return None
+    (fold,) = lowered
+    return fold if matches == {a for a in _ASCII if a.lower() == fold} else None
 
 
 def matching_lines(text: str, find: Finder) -> Iterator[LineMatch]:

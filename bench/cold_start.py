@@ -1,0 +1,82 @@
+"""Cold start: process start -> `tools/list` answered over stdio, lynxc against a bare mcp server.
+
+Each run starts a fresh process, sends initialize, notifications/initialized and tools/list as
+raw JSON-RPC lines, and stops the clock when the tools/list answer arrives. The servers are run
+alternately so machine noise hits both alike; medians and their ratio are printed.
+
+    python bench/cold_start.py [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LYNXC = str(Path(sys.executable).with_name("lynxc"))
+MESSAGES = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+]
+SERVERS = {
+    "bare mcp low-level server (1 tool)": [sys.executable, str(ROOT / "bench" / "bare_server.py")],
+    "lynxc serve dot-harness (3 tools)": [LYNXC, "--project", str(ROOT), "serve", "dot-harness"],
+    "python generated/dot-harness/server.py": [sys.executable, str(ROOT / "generated/dot-harness/server.py")],
+}
+
+
+def time_to_tools_list(command: list[str]) -> float:
+    start = time.perf_counter()
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    process = subprocess.Popen(command, **pipes)
+    assert process.stdin and process.stdout
+    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in MESSAGES))
+    process.stdin.flush()
+    for line in process.stdout:
+        answer = json.loads(line)
+        if answer.get("id") == 2:
+            elapsed = time.perf_counter() - start
+            assert answer["result"]["tools"], answer
+            break
+    else:
+        raise RuntimeError(f"{command} closed without answering tools/list")
+    process.stdin.close()
+    process.terminate()
+    process.wait()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+    for command in SERVERS.values():  # warm the OS file cache once
+        time_to_tools_list(command)
+    times: dict[str, list[float]] = {name: [] for name in SERVERS}
+    for _ in range(runs):
+        for name, command in SERVERS.items():
+            times[name].append(time_to_tools_list(command))
+    baseline = statistics.median(times[next(iter(SERVERS))])
+    print(f"cold start, process start -> tools/list answered, median of {runs} alternated runs")
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        print(f"  {name:<42} {median * 1000:7.1f} ms   ratio {median / baseline:4.2f}x")
+
+
+if __name__ == "__main__":
+    main()
