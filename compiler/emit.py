@@ -104,21 +104,31 @@ def _tool_doc(tool: ToolIR) -> dict[str, Any]:
 
 
 def schema_type(schema: dict[str, Any]) -> str:
-    """A short human type for documentation tables: `string`, `integer 1..100`, `array of string`."""
+    """A short human type for documentation tables: `integer 1..100`, `string, length ≥ 1`."""
     if "anyOf" in schema:
-        return " \\| ".join(schema_type(member) for member in schema["anyOf"])
+        return " | ".join(schema_type(member) for member in schema["anyOf"])
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
     if "$ref" in schema:
         return schema["$ref"].rsplit("/", 1)[-1]
     kind = schema.get("type", "any")
     if kind == "array":
-        return "array of " + schema_type(schema.get("items", {}))
-    low = schema.get("minimum", schema.get("minLength"))
-    high = schema.get("maximum", schema.get("maxLength"))
-    if low is not None or high is not None:
-        return f"{kind} {'' if low is None else low}..{'' if high is None else high}"
-    return kind
+        items = schema_type(schema.get("items", {}))
+        return f"array of {items}" + _range(schema, "minItems", "maxItems", ", items ")
+    if kind == "string":
+        return kind + _range(schema, "minLength", "maxLength", ", length ")
+    return kind + _range(schema, "minimum", "maximum", " ")
+
+
+def _range(schema: dict[str, Any], low_key: str, high_key: str, lead: str) -> str:
+    low, high = schema.get(low_key), schema.get(high_key)
+    if low is not None and high is not None:
+        return f"{lead}{low}..{high}"
+    if low is not None:
+        return f"{lead}≥ {low}"
+    if high is not None:
+        return f"{lead}≤ {high}"
+    return ""
 
 
 def _python_literal(value: Any) -> str:

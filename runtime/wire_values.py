@@ -38,3 +38,22 @@ def to_wire(value: Any) -> Any:
 def json_size(value: Any) -> int:
     """UTF-8 bytes of `value` as compact JSON: the measure output caps are enforced in."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def fit_list_to_json_cap(result: dict[str, Any], key: str, flag: str, limit: int) -> None:
+    """Drop trailing items of `result[key]` until `result` is at most `limit` bytes of JSON,
+    setting `result[flag]` when anything was dropped. Items are measured once each."""
+    items = result[key]
+    if json_size(result) <= limit:
+        return
+    result[flag] = True
+    result[key] = []
+    budget = limit - json_size(result)
+    kept = 0
+    for item in items:
+        cost = json_size(item) + (1 if kept else 0)  # a comma between items
+        if cost > budget:
+            break
+        budget -= cost
+        kept += 1
+    result[key] = items[:kept]

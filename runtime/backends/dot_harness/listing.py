@@ -8,8 +8,8 @@ from typing import Any
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
+from lynxc.runtime.wire_values import fit_list_to_json_cap
 
-from .search import fit_matches
 from .walk import WalkLimits, WalkStats, walk
 from .workspace import EXCLUDED_DIRECTORY_NAMES, open_in_workspace
 
@@ -79,5 +79,5 @@ def _list(params: Any, ctx: ToolContext) -> dict[str, Any]:
         "excludedDirectoryNames": list(EXCLUDED_DIRECTORY_NAMES),
         "sourceTrust": "untrusted",
     }
-    fit_matches(result, "entries", "truncated", caps["max_output_json_bytes"])
+    fit_list_to_json_cap(result, "entries", "truncated", caps["max_output_json_bytes"])
     return result

@@ -10,7 +10,7 @@ from typing import Any
 
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
-from lynxc.runtime.wire_values import json_size
+from lynxc.runtime.wire_values import fit_list_to_json_cap
 
 from .progress import thread_progress
 from .text import FileChanged, LiteralQuery, decode_strict, excerpt, matching_lines, read_pinned
@@ -200,24 +200,5 @@ def _result(scan: _Scan, params: Any, rel: str) -> dict[str, Any]:
         "depthLimitedDirectories": stats.depth_limited,
         "excludedDirectoryNames": list(EXCLUDED_DIRECTORY_NAMES),
     }
-    fit_matches(result, "matches", "resultsTruncated", scan.caps["max_output_json_bytes"])
+    fit_list_to_json_cap(result, "matches", "resultsTruncated", scan.caps["max_output_json_bytes"])
     return result
-
-
-def fit_matches(result: dict[str, Any], key: str, flag: str, limit: int) -> None:
-    """Drop trailing items of result[key] until the JSON fits in `limit` bytes; set result[flag]."""
-    items = result[key]
-    if json_size(result) <= limit:
-        return
-    result[flag] = True
-    # Size of the result with an empty list, then add items (plus a comma each) while they fit.
-    result[key] = []
-    budget = limit - json_size(result)
-    kept = 0
-    for item in items:
-        cost = json_size(item) + (1 if kept else 0)
-        if cost > budget:
-            break
-        budget -= cost
-        kept += 1
-    result[key] = items[:kept]
