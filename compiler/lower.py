@@ -113,8 +113,10 @@ def _lower_tool(
         )
     caps = _lower_caps(tool.caps, source, diagnostics)
     cap_values = {cap.name: cap.value for cap in caps}
+    # `caps.NAME` is the value in force (the default); `caps.NAME.max` the most a caller may ask.
+    cap_refs = {**cap_values, **{f"{cap.name}.max": cap.max for cap in caps}}
 
-    lowering = SchemaLowering(doc, cap_values)
+    lowering = SchemaLowering(doc, cap_refs)
     input_schema = lowering.input_schema(tool.parameters, (*base, "parameters"))
     output_schema = None
     if tool.output is not None:

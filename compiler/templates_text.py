@@ -1,5 +1,6 @@
-"""Description templates: `{caps.NAME}` and `{caps.NAME:bytes}` are filled from the caps, so
-documentation and enforcement cannot drift apart. `{{` and `}}` stand for literal braces."""
+"""Description templates: `{caps.NAME}` (a cap's value), `{caps.NAME.max}` (its hard maximum) and
+a format such as `{caps.NAME:bytes}` are filled from the caps, so documentation and enforcement
+cannot drift apart. `{{` and `}}` stand for literal braces."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
-CAP_PLACEHOLDER = re.compile(r"caps\.([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?$")
+CAP_PLACEHOLDER = re.compile(r"caps\.([A-Za-z_][A-Za-z0-9_]*(?:\.max)?)(?::([a-z]+))?$")
 
 
 def format_bytes(value: int) -> str:
@@ -57,7 +58,9 @@ def render(text: str, caps: Mapping[str, int]) -> tuple[str, list[TemplateProble
                 TemplateProblem(
                     "CAP_UNKNOWN",
                     f"'{whole}' names no cap of this tool",
-                    ("declared caps: " + ", ".join(sorted(caps))) if caps else "declare it under 'caps:'",
+                    ("declared caps: " + ", ".join(sorted(n for n in caps if not n.endswith(".max"))))
+                    if caps
+                    else "declare it under 'caps:'",
                     match.start(),
                 )
             )

@@ -16,7 +16,9 @@ tools:
     backend: tests.fixtures.backends:fetch_page
     annotations: {readOnlyHint: true, openWorldHint: true}
     description:
-      purpose: Fetch one page of at most {caps.max_bytes:bytes} ({caps.max_bytes:n} bytes).
+      purpose: >-
+        Fetch one page of {caps.max_bytes:bytes} ({caps.max_bytes:n} bytes), up to
+        {caps.max_bytes.max:bytes}.
       usage: 'Literal braces stay {{"a": 1}}.'
     caps:
       max_bytes: {value: 1048576, max: 4194304, unit: bytes, description: Largest page.}
@@ -26,7 +28,7 @@ tools:
         required: true
         description: A page id, by name or number.
         examples: [home, 7]
-      size: {type: integer, minimum: 1, maximum: caps.max_bytes, default: 1024, description: Bytes wanted.}
+      size: {type: integer, minimum: 1, maximum: caps.max_bytes.max, default: 1024, description: Bytes.}
       tags:
         type: array
         items: {type: string, enum: [a, b]}
@@ -56,7 +58,7 @@ def test_every_feature_lowers_to_json_schema_2020_12(tmp_path: Path) -> None:
     assert result.value is not None, [d.render() for d in result.diagnostics]
     tool = wire_tool(result.value.tools[0])
     assert tool["description"] == (
-        'Fetch one page of at most 1 MiB (1,048,576 bytes).\n\nLiteral braces stay {"a": 1}.'
+        'Fetch one page of 1 MiB (1,048,576 bytes), up to 4 MiB.\n\nLiteral braces stay {"a": 1}.'
     )
     assert tool["annotations"] == {"readOnlyHint": True, "openWorldHint": True}
     schema = tool["inputSchema"]
@@ -67,7 +69,7 @@ def test_every_feature_lowers_to_json_schema_2020_12(tmp_path: Path) -> None:
         "description": "A page id, by name or number.",
         "examples": ["home", 7],
     }
-    assert schema["properties"]["size"]["maximum"] == 1048576
+    assert schema["properties"]["size"]["maximum"] == 4194304
     assert schema["properties"]["tags"]["items"] == {"type": "string", "enum": ["a", "b"]}
     assert schema["properties"]["filter"]["required"] == ["field"]
     output = tool["outputSchema"]
