@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
-Severity = Literal["error", "warning", "info"]
+Severity = Literal["error", "warning", "info", "breaking"]  # "breaking": diff rules only
 
 T = TypeVar("T")
 

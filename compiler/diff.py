@@ -1,0 +1,113 @@
+"""Structural diff of two `tools/list` payloads, in the seeds' changelog notation.
+
+One entry per changed field: `added`, `removed` or `changed`, a path such as
+`Input schema / properties / top_k / description`, and the previous and new JSON values.
+Objects are compared key by key; arrays (`required`, `enum`, `anyOf`, `type` lists) and
+scalars as whole values. A schema that appears or disappears is `(root)` changing from or to
+null. Judging what a change means is a separate step (`judge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Op = Literal["added", "removed", "changed"]
+ROOT = "(root)"
+TOOL = "(tool)"
+SEPARATOR = " / "
+
+# Wire field of a tool -> its section name in change paths.
+SECTIONS = (
+    ("title", "Title"),
+    ("description", "Description"),
+    ("annotations", "Annotations"),
+    ("inputSchema", "Input schema"),
+    ("outputSchema", "Output schema"),
+)
+SCHEMA_SECTIONS = {"Input schema": "inputSchema", "Output schema": "outputSchema"}
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Change:
+    op: Op
+    tool: str
+    path: tuple[str, ...]
+    before: Any = MISSING
+    after: Any = MISSING
+
+    @property
+    def path_text(self) -> str:
+        return SEPARATOR.join(self.path)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "tool": self.tool, "path": self.path_text}
+        if self.before is not MISSING:
+            out["before"] = self.before
+        if self.after is not MISSING:
+            out["after"] = self.after
+        return out
+
+
+def diff_tools(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> list[Change]:
+    """Changes from one tools list to another: tools matched by name, in name order."""
+    old = {tool["name"]: tool for tool in before}
+    new = {tool["name"]: tool for tool in after}
+    changes: list[Change] = []
+    for name in sorted(old.keys() | new.keys()):
+        if name not in new:
+            changes.append(Change("removed", name, (TOOL,), before=old[name]))
+        elif name not in old:
+            changes.append(Change("added", name, (TOOL,), after=new[name]))
+        else:
+            changes.extend(diff_tool(old[name], new[name]))
+    return changes
+
+
+def diff_tool(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
+    name = after["name"]
+    changes: list[Change] = []
+    for field, section in SECTIONS:
+        old, new = before.get(field, MISSING), after.get(field, MISSING)
+        if section in SCHEMA_SECTIONS and (old is MISSING) != (new is MISSING):
+            # A schema that appears or disappears changes as a whole, from or to null.
+            old = None if old is MISSING else old
+            new = None if new is MISSING else new
+            changes.append(Change("changed", name, (section, ROOT), before=old, after=new))
+            continue
+        changes.extend(_diff_values(name, (section,), old, new))
+    return sorted(changes, key=lambda change: change.path)
+
+
+def _diff_values(tool: str, path: tuple[str, ...], old: Any, new: Any) -> Iterator[Change]:
+    if old is MISSING and new is MISSING:
+        return
+    if old is MISSING:
+        yield Change("added", tool, path, after=new)
+    elif new is MISSING:
+        yield Change("removed", tool, path, before=old)
+    elif isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(old.keys() | new.keys()):
+            yield from _diff_values(tool, (*path, key), old.get(key, MISSING), new.get(key, MISSING))
+    elif not _same(old, new):
+        yield Change("changed", tool, path, before=old, after=new)
+
+
+def _same(old: Any, new: Any) -> bool:
+    """JSON equality, which differs from Python's: `true` is not `1`."""
+    if isinstance(old, bool) or isinstance(new, bool):
+        return type(old) is type(new) and old == new
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+    return old == new
