@@ -24,11 +24,11 @@ class BuildOutput:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def compile_spec(path: Path) -> Result[ServerIR]:
+def compile_spec(path: Path, *, check_backends: bool = True) -> Result[ServerIR]:
     loaded = load_spec(path)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
-    lowered = lower(loaded.value)
+    lowered = lower(loaded.value, check_backends=check_backends)
     return Result(lowered.value, loaded.diagnostics + lowered.diagnostics)
 
 

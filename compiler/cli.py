@@ -63,6 +63,29 @@ def _parser() -> argparse.ArgumentParser:
     config.add_argument("server")
     config.set_defaults(run=_config)
 
+    diff = verbs.add_parser(
+        "diff",
+        help="review schema changes between two versions of servers",
+        description=(
+            "Compare BASE with HEAD, judge every changed field, and exit by --fail-on. Each side is a "
+            "spec file or folder, a folder of specs, a generated tools.json, a saved tools/list JSON, "
+            "or git:REF[:PATH] (the specs at a git ref of this project). Exit codes: 0 nothing at or "
+            "above the --fail-on level, 1 something is, 2 an input could not be read."
+        ),
+    )
+    diff.add_argument(
+        "base", nargs="?", default="git:HEAD", help="what the change starts from (default git:HEAD)"
+    )
+    diff.add_argument("head", nargs="?", default=None, help="what it ends at (default: the project's specs/)")
+    diff.add_argument("--format", choices=("text", "markdown", "json", "github"), default="text")
+    diff.add_argument(
+        "--fail-on",
+        choices=("breaking", "warning", "any", "never"),
+        default="breaking",
+        help="default breaking",
+    )
+    diff.set_defaults(run=_diff)
+
     rules = verbs.add_parser("rules", help="list the rule catalogue")
     rules.set_defaults(run=_rules)
     return parser
@@ -99,6 +122,37 @@ def _build(args: argparse.Namespace) -> int:
         f"lynxc build: {names}: {len(changed)} file(s) written, {len(output.files) - len(changed)} unchanged"
     )
     return EXIT_OK
+
+
+FAIL_LEVELS = {
+    "breaking": ("breaking",),
+    "warning": ("breaking", "warning"),
+    "any": ("breaking", "warning", "info"),
+}
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .diagnostics import has_errors
+    from .diff_inputs import DiffInputError, load_side
+    from .diff_render import FORMATS
+    from .review import review
+
+    head = args.head if args.head is not None else str(args.project / "specs")
+    try:
+        sides = [load_side(arg, args.project) for arg in (args.base, head)]
+    except DiffInputError as err:
+        print(f"lynxc diff: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    for side in sides:
+        for diag in side.diagnostics:
+            print(diag.render(), file=sys.stderr)
+    if any(has_errors(side.diagnostics) for side in sides):
+        print("lynxc diff: a spec does not compile; nothing compared", file=sys.stderr)
+        return EXIT_USAGE
+    reviews = review(*sides)
+    sys.stdout.write(FORMATS[args.format](reviews))
+    failing = FAIL_LEVELS.get(args.fail_on, ())
+    return EXIT_FAILED if any(f.level in failing for r in reviews for f in r.findings) else EXIT_OK
 
 
 def _definition(args: argparse.Namespace):

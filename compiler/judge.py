@@ -144,16 +144,23 @@ _HINT_RULES: Mapping[tuple[str, bool], tuple[str, str]] = {
 
 
 def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]) -> Finding:
-    hint = change.path[1] if len(change.path) > 1 else None
-    if hint not in _HINT_DEFAULTS:
-        return Finding(change, "ANNOTATION_CHANGED", "the tool's annotations changed")
-    default = _HINT_DEFAULTS[hint]
-    before = (old_tool.get("annotations") or {}).get(hint, default)
-    after = (new_tool.get("annotations") or {}).get(hint, default)
-    if before == after:
-        return Finding(change, "ANNOTATION_CHANGED", f"{hint} is now explicit; its meaning is unchanged")
-    rule, why = _HINT_RULES[(hint, bool(after))]
-    return Finding(change, rule, f"{hint} went from {json.dumps(before)} to {json.dumps(after)}: {why}")
+    """Judge the effective hints (MCP defaults filled in), so adding `annotations` as a whole or
+    writing a default out explicitly is judged by what it means, not by its shape."""
+    hints = [change.path[1]] if len(change.path) > 1 else list(_HINT_DEFAULTS)
+    moved = []
+    for hint in hints:
+        if hint not in _HINT_DEFAULTS:
+            continue
+        default = _HINT_DEFAULTS[hint]
+        before = (old_tool.get("annotations") or {}).get(hint, default)
+        after = (new_tool.get("annotations") or {}).get(hint, default)
+        if before != after:
+            rule, why = _HINT_RULES[(hint, bool(after))]
+            moved.append((rule, f"{hint} {json.dumps(before)} -> {json.dumps(after)}: {why}"))
+    if not moved:
+        return Finding(change, "ANNOTATION_CHANGED", "annotations changed; effective hints are the same")
+    worst = min(moved, key=lambda item: LEVELS.index(RULES[item[0]].severity))  # type: ignore[arg-type]
+    return Finding(change, worst[0], "; ".join(text for _, text in moved))
 
 
 # --- schemas ------------------------------------------------------------------------------

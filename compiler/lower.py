@@ -26,7 +26,9 @@ DESCRIPTION_SECTIONS = ("purpose", "usage", "behaviour", "returns")
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
-def lower(source: SpecSource) -> Result[ServerIR]:
+def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR]:
+    """`check_backends=False` skips importing backends: `lynxc diff` reads old specs whose
+    backends may no longer exist, and needs only their wire form."""
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
@@ -78,7 +80,7 @@ def lower(source: SpecSource) -> Result[ServerIR]:
                 )
             )
         seen.add(name)
-        tool_ir, tool_diagnostics = _lower_tool(tool_source, tool_names, set(server.settings))
+        tool_ir, tool_diagnostics = _lower_tool(tool_source, tool_names, set(server.settings), check_backends)
         diagnostics.extend(tool_diagnostics)
         tools.append(tool_ir)
 
@@ -99,7 +101,7 @@ def lower(source: SpecSource) -> Result[ServerIR]:
 
 
 def _lower_tool(
-    source: ToolSource, tool_names: list[str], setting_names: set[str]
+    source: ToolSource, tool_names: list[str], setting_names: set[str], check_backends: bool
 ) -> tuple[ToolIR, list[Diagnostic]]:
     tool, doc, base = source.tool, source.doc, source.base
     diagnostics: list[Diagnostic] = []
@@ -142,7 +144,7 @@ def _lower_tool(
                 or "built-in: " + ", ".join(sorted(BUILTIN_BACKENDS)),
             )
         )
-    else:
+    elif check_backends:
         diagnostics.extend(_check_backend(source, target, setting_names))
 
     annotations = tuple(

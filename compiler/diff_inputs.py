@@ -1,0 +1,134 @@
+"""What `lynxc diff` compares: each side is a spec file or folder, a folder of specs, a generated
+`tools.json`, a saved `tools/list` answer, or `git:REF[:PATH]` (specs at a git ref)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import Diagnostic, Span
+from .ir import ServerIR
+from .load import SERVER_FILE, YAML_SUFFIXES, discover_specs
+from .wire import wire_tool
+
+GIT_PREFIX = "git:"
+
+
+class DiffInputError(Exception):
+    """An input that cannot be read; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class ServerWire:
+    """One server's tools as a client sees them, and where they came from."""
+
+    name: str
+    tools: list[dict[str, Any]]
+    origin: str
+    # (tool, parameter or None) -> where it is declared, when the side is a spec
+    spans: dict[tuple[str, str | None], Span] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Side:
+    servers: dict[str, ServerWire]
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def load_side(arg: str, project: Path) -> Side:
+    if arg.startswith(GIT_PREFIX):
+        ref, _, inner = arg[len(GIT_PREFIX) :].partition(":")
+        with _checkout(project, ref, inner or "specs") as root:
+            return _load_path(root / (inner or "specs"), f"{arg}")
+    path = Path(arg)
+    if not path.exists():
+        raise DiffInputError(f"{arg}: no such file or folder (or use git:REF for a git ref)")
+    return _load_path(path, arg)
+
+
+def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
+    spans: dict[tuple[str, str | None], Span] = {}
+    for tool in server.tools:
+        spans[(tool.name, None)] = tool.span
+        for param in tool.params:
+            spans[(tool.name, param.name)] = param.span
+    return ServerWire(server.name, [wire_tool(tool) for tool in server.tools], origin, spans)
+
+
+def _load_path(path: Path, label: str) -> Side:
+    if path.is_file() and path.suffix == ".json":
+        return Side({_json_name(path): _load_json(path, label)})
+    if (path.is_file() and path.suffix in YAML_SUFFIXES) or (path / SERVER_FILE).is_file():
+        return _load_specs([path], label)
+    if (path / "tools.json").is_file():
+        return Side({path.name: _load_json(path / "tools.json", label)})
+    specs = discover_specs(path)
+    if specs:
+        return _load_specs(specs, label)
+    raise DiffInputError(f"{label}: holds no spec, tools.json or tools/list JSON")
+
+
+def _load_specs(paths: list[Path], label: str) -> Side:
+    from .build import compile_spec  # the build module imports emit; only spec inputs need it
+
+    servers: dict[str, ServerWire] = {}
+    diagnostics: list[Diagnostic] = []
+    for path in paths:
+        result = compile_spec(path, check_backends=False)
+        diagnostics.extend(result.diagnostics)
+        if result.value is not None:
+            servers[result.value.name] = wire_from_ir(result.value, label)
+    return Side(servers, tuple(diagnostics))
+
+
+def _json_name(path: Path) -> str:
+    # generated/<server>/tools.json is named by its folder; a saved answer by its file name.
+    return path.parent.name if path.name == "tools.json" else path.stem
+
+
+def _load_json(path: Path, label: str) -> ServerWire:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise DiffInputError(f"{label}: not readable JSON ({err})") from None
+    if isinstance(data, dict) and isinstance(data.get("result"), dict):
+        data = data["result"]  # a whole JSON-RPC response
+    if isinstance(data, dict) and "tools" in data:
+        tools = data["tools"]
+    elif isinstance(data, dict) and "inputSchema" in data:
+        tools = [data]
+    else:
+        tools = data
+    if not isinstance(tools, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
+    ):
+        raise DiffInputError(f'{label}: expected a tools/list answer ({{"tools": [...]}}) or a list of tools')
+    return ServerWire(_json_name(path), tools, label)
+
+
+@contextmanager
+def _checkout(project: Path, ref: str, inner: str) -> Iterator[Path]:
+    """The files under `inner` at git `ref`, extracted into a temporary folder."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(project), "archive", "--format=tar", ref, "--", inner],
+            capture_output=True,
+            check=True,
+        ).stdout
+    except FileNotFoundError:
+        raise DiffInputError("git is not installed") from None
+    except subprocess.CalledProcessError as err:
+        message = err.stderr.decode(errors="replace").strip().splitlines()
+        raise DiffInputError(f"git:{ref}: {message[-1] if message else 'git archive failed'}") from None
+    with tempfile.TemporaryDirectory(prefix="lynxc-diff-") as folder:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        yield Path(folder)

@@ -1,0 +1,45 @@
+"""Pair the servers of two sides, diff each pair, and judge every change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .diff import diff_tools
+from .diff_inputs import ServerWire, Side
+from .judge import LEVELS, Finding, judge
+
+
+@dataclass(frozen=True)
+class ServerReview:
+    name: str
+    base: ServerWire | None
+    head: ServerWire | None
+    findings: tuple[Finding, ...]
+
+    def count(self, level: str) -> int:
+        return sum(finding.level == level for finding in self.findings)
+
+
+def review(base: Side, head: Side) -> list[ServerReview]:
+    """One review per server. Two single-server sides are compared whatever their names (a saved
+    tools/list against a spec); otherwise servers are matched by name."""
+    if len(base.servers) == 1 and len(head.servers) == 1:
+        pairs = [(next(iter(base.servers.values())), next(iter(head.servers.values())))]
+    else:
+        names = sorted(base.servers.keys() | head.servers.keys())
+        pairs = [(base.servers.get(name), head.servers.get(name)) for name in names]
+    return [review_pair(old, new) for old, new in pairs]
+
+
+def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
+    old_tools = {t["name"]: t for t in (old.tools if old else [])}
+    new_tools = {t["name"]: t for t in (new.tools if new else [])}
+    changes = diff_tools(list(old_tools.values()), list(new_tools.values()))
+    findings = tuple(judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes)
+    name = (new or old).name  # type: ignore[union-attr]
+    return ServerReview(name, old, new, findings)
+
+
+def worst_level(reviews: list[ServerReview]) -> str | None:
+    levels = {finding.level for r in reviews for finding in r.findings}
+    return next((level for level in LEVELS if level in levels), None)
