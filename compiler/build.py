@@ -9,8 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .diagnostics import Diagnostic, Result, Span, sort_diagnostics
-from .emit import GENERATED_DIR, emit_server
+from .changelog import build_changelog, changelog_files, check_version, load_releases
+from .diagnostics import Diagnostic, Result, Span, has_errors, sort_diagnostics
+from .diff_inputs import wire_from_ir
+from .emit import GENERATED_DIR, emit_server, header_lines
 from .ir import ServerIR
 from .load import discover_specs, display_path, load_spec
 from .lower import lower
@@ -56,8 +58,16 @@ def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
             )
             continue
         owners[server.name] = path
+        releases, problems = load_releases(project, server.name)
+        current = wire_from_ir(server, display_path(path))
+        problems += check_version(server, current, releases)
+        diagnostics.extend(problems)
+        if has_errors(problems):
+            continue
+        changelog = build_changelog(server, current, releases)
         servers.append(server)
-        files.update(emit_server(server))
+        files.update(emit_server(server, changelog))
+        files.update(changelog_files(changelog, header_lines(server)))
     return BuildOutput(tuple(servers), files, tuple(sort_diagnostics(diagnostics)))
 
 
@@ -98,6 +108,7 @@ def _leftovers(project: Path, output: BuildOutput) -> list[str]:
         folder = project / GENERATED_DIR / server.name
         if not folder.is_dir():
             continue
+        # Only generated/ is lynxc's alone; schema-changelog/ also holds the released baselines.
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(project).as_posix()
             if path.is_file() and "__pycache__" not in path.parts and relative not in output.files:

@@ -86,6 +86,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.set_defaults(run=_diff)
 
+    release = verbs.add_parser(
+        "release",
+        help="record a server's current schema as the baseline of its version",
+        description=(
+            "Snapshot the exact tools/list of SERVER's spec as schema-changelog/SERVER/<version>.json, "
+            "add it to releases.json with its date, and rebuild so CHANGELOG.md shows it."
+        ),
+    )
+    release.add_argument("server", help="server name (as in its spec)")
+    release.add_argument("--date", help="release date, YYYY-MM-DD (default: today, UTC)")
+    release.set_defaults(run=_release)
+
     rules = verbs.add_parser("rules", help="list the rule catalogue")
     rules.set_defaults(run=_rules)
     return parser
@@ -153,6 +165,40 @@ def _diff(args: argparse.Namespace) -> int:
     sys.stdout.write(FORMATS[args.format](reviews))
     failing = FAIL_LEVELS.get(args.fail_on, ())
     return EXIT_FAILED if any(f.level in failing for r in reviews for f in r.findings) else EXIT_OK
+
+
+def _release(args: argparse.Namespace) -> int:
+    import datetime
+
+    from .build import build, write_files
+    from .changelog import write_release
+    from .diagnostics import has_errors
+    from .diff_inputs import wire_from_ir
+
+    date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        print(f"lynxc release: --date {date!r} is not YYYY-MM-DD", file=sys.stderr)
+        return EXIT_USAGE
+    output = build(args.project)
+    server = next((s for s in output.servers if s.name == args.server), None)
+    for diag in output.diagnostics:
+        print(diag.render(), file=sys.stderr)
+    if server is None or has_errors(output.diagnostics):
+        reason = (
+            "the specs do not build" if has_errors(output.diagnostics) else f"no spec defines {args.server!r}"
+        )
+        print(f"lynxc release: {reason}; nothing released", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        baseline = write_release(args.project, server, wire_from_ir(server, "").tools, date)
+    except ValueError as err:
+        print(f"lynxc release: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    write_files(args.project, build(args.project))
+    print(f"lynxc release: {server.name} {server.version} ({date}) recorded in {baseline}")
+    return EXIT_OK
 
 
 def _definition(args: argparse.Namespace):

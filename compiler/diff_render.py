@@ -28,7 +28,7 @@ def render_text(reviews: list[ServerReview]) -> str:
     lines: list[str] = []
     for review in reviews:
         lines.append(f"{review.name}: {summary(review)}")
-        for tool, findings in _by_tool(review.findings):
+        for tool, findings in by_tool(review.findings):
             lines.append(f"  {tool}")
             for finding in findings:
                 change = finding.change
@@ -46,7 +46,7 @@ def render_markdown(reviews: list[ServerReview]) -> str:
     for review in reviews:
         out.append(f"## Schema changes: `{review.name}`\n")
         out.append(f"{summary(review)}.\n")
-        for tool, findings in _by_tool(review.findings):
+        for tool, findings in by_tool(review.findings):
             out.append(f"### `{tool}`\n")
             for finding in findings:
                 change = finding.change
@@ -56,7 +56,7 @@ def render_markdown(reviews: list[ServerReview]) -> str:
                 )
                 for label, value in (("Previous value", change.before), ("New value", change.after)):
                     if value is not MISSING:
-                        out.append(f"\n  {label}:\n\n  ```json\n{_indent(_pretty(value), '  ')}\n  ```")
+                        out.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value), '  ')}\n  ```")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -114,14 +114,14 @@ def _span(review: ServerReview, finding: Finding) -> Span | None:
     return side.spans.get((finding.change.tool, None))
 
 
-def _by_tool(findings: tuple[Finding, ...]) -> list[tuple[str, list[Finding]]]:
+def by_tool(findings: tuple[Finding, ...]) -> list[tuple[str, list[Finding]]]:
     grouped: dict[str, list[Finding]] = {}
     for finding in findings:
         grouped.setdefault(finding.change.tool, []).append(finding)
     return list(grouped.items())
 
 
-def _pretty(value: Any) -> str:
+def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import jinja2
 
+from .changelog import Changelog
+from .changelog import render_markdown as render_changelog
 from .ir import ServerIR, ToolIR
 from .models_gen import generate_models, model_names, python_name
 from .wire import tools_list, wire_tool
@@ -27,7 +29,7 @@ def header_lines(server: ServerIR) -> list[str]:
     ]
 
 
-def emit_server(server: ServerIR) -> dict[str, str]:
+def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[str, str]:
     lines = header_lines(server)
     py_header = "\n".join(f"# {line}" for line in lines)
     base = f"{GENERATED_DIR}/{server.name}"
@@ -42,6 +44,7 @@ def emit_server(server: ServerIR) -> dict[str, str]:
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
             tools=[_tool_doc(tool) for tool in server.tools],
+            changelog=render_changelog(changelog, heading="##") if changelog else "",
         ),
         f"{base}/models/__init__.py": py_header + "\n",
     }

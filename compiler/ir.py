@@ -76,6 +76,14 @@ class SpecFileIR:
 
 
 @dataclass(frozen=True)
+class AcknowledgementIR:
+    version: str
+    rule: str
+    reason: str
+    span: Span
+
+
+@dataclass(frozen=True)
 class ServerIR:
     name: str
     version: str
@@ -84,6 +92,8 @@ class ServerIR:
     settings: tuple[SettingIR, ...]
     tools: tuple[ToolIR, ...]
     spec_files: tuple[SpecFileIR, ...]
+    version_span: Span
+    acknowledgements: tuple[AcknowledgementIR, ...] = ()
 
 
 def canonical_json(value: Any) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, load_backend, resolve_target
 
 from .diagnostics import Diagnostic, Result, has_errors
-from .ir import CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
+from .ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
 from .load import SpecSource, ToolSource
-from .rules import diagnostic
+from .rules import RULES, diagnostic
 from .schema import SchemaLowering
 from .spec import Cap
 from .suggest import did_you_mean
@@ -61,6 +61,17 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         else diagnostic("SETTING_DEFAULT_INVALID", d.message, d.span)
         for d in settings_lowering.diagnostics
     )
+    for index, ack in enumerate(server.acknowledge):
+        if RULES.get(ack.rule) is None or RULES[ack.rule].category != "diff":
+            diagnostics.append(
+                diagnostic(
+                    "ACKNOWLEDGE_RULE_UNKNOWN",
+                    f"'{ack.rule}' is not a diff rule",
+                    doc.span(("server", "acknowledge", index, "rule")),
+                    did_you_mean(ack.rule, [r for r, rule in RULES.items() if rule.category == "diff"])
+                    or "see `lynxc rules`",
+                )
+            )
     if not source.tools:
         diagnostics.append(
             diagnostic("TOOL_NONE", "the server declares no tools", doc.span(("server",), key=True))
@@ -95,6 +106,13 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
             settings=tuple(settings),
             tools=tuple(tools),
             spec_files=tuple(SpecFileIR(path, digest) for path, digest in source.files),
+            version_span=doc.span(("server", "version")),
+            acknowledgements=tuple(
+                AcknowledgementIR(
+                    ack.version, ack.rule, ack.reason, doc.span(("server", "acknowledge", i, "rule"))
+                )
+                for i, ack in enumerate(server.acknowledge)
+            ),
         ),
         tuple(diagnostics),
     )

@@ -120,6 +120,17 @@ _RULES = (
 
 # Diff rules: what a schema change does to clients. One level each: an output-side change that
 # differs in effect from its input-side twin has its own rule (MAXIMUM_DECREASED vs OUTPUT_RANGE_NARROWED).
+_CHANGELOG_RULES = (
+    ("VERSION_NOT_BUMPED", "A released version's schema must not change: bump the version."),
+    ("VERSION_NOT_INCREASING", "A new version must be newer than every released one."),
+    (
+        "BREAKING_CHANGE_UNACKNOWLEDGED",
+        "A breaking change needs a major bump (a minor one below 1.0) or an acknowledgement.",
+    ),
+    ("ACKNOWLEDGE_RULE_UNKNOWN", "An acknowledgement must name a diff rule."),
+    ("BASELINE_INVALID", "A released baseline in schema-changelog/ must be readable tools/list JSON."),
+)
+
 _DIFF_RULES = (
     ("TOOL_REMOVED", "breaking", "A tool was removed: every caller of it fails."),
     ("TOOL_ADDED", "info", "A tool was added."),
@@ -197,9 +208,11 @@ _DIFF_RULES = (
     ("SCHEMA_CHANGED", "warning", "A schema keyword changed in a way lynxc cannot classify; review it."),
 )
 
-RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES} | {
-    rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES
-}
+RULES: dict[str, Rule] = (
+    {rule.id: rule for rule in _RULES}
+    | {rule_id: Rule(rule_id, "error", "changelog", purpose) for rule_id, purpose in _CHANGELOG_RULES}
+    | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES}
+)
 
 
 def diagnostic(rule_id: str, message: str, span: Span, hint: str | None = None) -> Diagnostic:

@@ -115,6 +115,14 @@ class Tool(_Strict):
     caps: dict[str, Cap] = Field(default_factory=dict)
 
 
+class Acknowledgement(_Strict):
+    """A breaking change released without a major version bump, on purpose."""
+
+    version: StrictStr = Field(description="The version that makes the change.")
+    rule: StrictStr = Field(description="The diff rule it acknowledges, e.g. PARAM_REMOVED.")
+    reason: StrictStr = Field(min_length=1, description="Why callers can live with it.")
+
+
 class Server(_Strict):
     name: StrictStr
     version: StrictStr
@@ -122,6 +130,9 @@ class Server(_Strict):
     instructions: StrictStr | None = None
     settings: dict[str, SchemaNode] = Field(
         default_factory=dict, description="Values supplied when serving (flags or LYNXC_<NAME> variables)."
+    )
+    acknowledge: list[Acknowledgement] = Field(
+        default_factory=list, description="Breaking changes accepted without a major version bump."
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,27 +52,40 @@ def test_init_build_serve_a_new_server(tmp_path: Path) -> None:
     assert bad.is_error and "text: String should have at most 100000 characters" in bad.content[0].text
 
 
+def _outputs(project: Path) -> dict[Path, bytes]:
+    folders = (project / "generated", project / "schema-changelog")
+    return {p: p.read_bytes() for folder in folders for p in folder.rglob("*") if p.is_file()}
+
+
 def test_rebuild_is_byte_identical_and_check_names_stale_files(tmp_path: Path) -> None:
     project = tmp_path / "p"
     shutil.copytree(ROOT / "specs", project / "specs")
+    shutil.copytree(ROOT / "schema-changelog", project / "schema-changelog")
     run("--project", str(project), "build")
-    first = {p: p.read_bytes() for p in (project / "generated").rglob("*") if p.is_file()}
-    assert run("--project", str(project), "build").stdout.endswith("0 file(s) written, 7 unchanged\n")
-    assert first == {p: p.read_bytes() for p in (project / "generated").rglob("*") if p.is_file()}
-    assert not any(b"20" + b"26-" in text for text in first.values())  # no timestamps
+    first = _outputs(project)
+    assert run("--project", str(project), "build").stdout.endswith("0 file(s) written, 9 unchanged\n")
+    assert first == _outputs(project)
+    assert not any(re.search(rb"\d{4}-\d\d-\d\dT\d\d:\d\d", text) for text in first.values())  # no timestamps
+    assert len(first) == 11  # 9 built files + the released baseline and releases.json
 
     stale_file = project / "generated/dot-harness/README.md"
     stale_file.write_text("edited by hand\n")
     (project / "generated/dot-harness/leftover.py").write_text("x = 1\n")
     (project / "generated/dot-harness/tools.json").unlink()
+    (project / "schema-changelog/dot-harness/CHANGELOG.md").write_text("edited\n")
     check = run("--project", str(project), "build", "--check", check=False)
     assert check.returncode == 1
-    assert "generated/dot-harness/README.md: error GENERATED_STALE" in check.stderr
-    assert "generated/dot-harness/tools.json: error GENERATED_STALE" in check.stderr
-    assert "generated/dot-harness/leftover.py: error GENERATED_STALE" in check.stderr
+    for stale in (
+        "generated/dot-harness/README.md",
+        "generated/dot-harness/tools.json",
+        "generated/dot-harness/leftover.py",
+        "schema-changelog/dot-harness/CHANGELOG.md",
+    ):
+        assert f"{stale}: error GENERATED_STALE" in check.stderr
     run("--project", str(project), "build")
     assert not (project / "generated/dot-harness/leftover.py").exists()
     run("--project", str(project), "build", "--check")
+    assert first == _outputs(project)
 
 
 def test_spec_change_changes_the_header_hash(tmp_path: Path) -> None:

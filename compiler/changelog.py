@@ -1,0 +1,231 @@
+"""Released schema baselines and the changelog derived from them.
+
+`schema-changelog/<server>/` holds, per released version, the exact `tools/list` payload
+(`<version>.json`) and, in `releases.json`, each version's date. `lynxc release` adds one;
+`lynxc build` checks the spec against them and regenerates `CHANGELOG.md` and `changelog.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import Diagnostic, Span
+from .diff import MISSING
+from .diff_inputs import ServerWire
+from .diff_render import by_tool, pretty
+from .ir import ServerIR
+from .judge import Finding
+from .review import review_pair
+from .rules import diagnostic
+
+CHANGELOG_DIR = "schema-changelog"
+RELEASES_FILE = "releases.json"
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    date: str
+    tools: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    version: str
+    date: str | None  # None: not released yet
+    since: str | None  # the version it is compared with; None for the first
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class Changelog:
+    server: str
+    versions: tuple[VersionEntry, ...]  # newest first
+
+
+def semver_key(version: str) -> tuple[Any, ...]:
+    """Order versions as semver does: a pre-release sorts before its release."""
+    match = _SEMVER.match(version)
+    if not match:
+        return (0, 0, 0, 0, version)
+    major, minor, patch, pre = match.groups()
+    return (int(major), int(minor), int(patch), 0 if pre else 1, pre or "")
+
+
+def needs_major_bump(old: str, new: str) -> bool:
+    """True when `new` does not bump what semver reserves for breaking changes: the major
+    version, or below 1.0 the minor one."""
+    old_major, old_minor = semver_key(old)[:2]
+    new_major, new_minor = semver_key(new)[:2]
+    if old_major == 0 and new_major == 0:
+        return new_minor <= old_minor
+    return new_major <= old_major
+
+
+def folder(project: Path, server: str) -> Path:
+    return project / CHANGELOG_DIR / server
+
+
+def load_releases(project: Path, server: str) -> tuple[list[Release], list[Diagnostic]]:
+    base = folder(project, server)
+    index = base / RELEASES_FILE
+    if not index.is_file():
+        return [], []
+    shown = f"{CHANGELOG_DIR}/{server}/{RELEASES_FILE}"
+    try:
+        listed = json.loads(index.read_text(encoding="utf-8"))["releases"]
+        releases = []
+        for item in listed:
+            payload = json.loads((base / f"{item['version']}.json").read_text(encoding="utf-8"))
+            releases.append(Release(item["version"], item["date"], payload["tools"]))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return [], [diagnostic("BASELINE_INVALID", f"cannot read the released baselines: {err}", Span(shown))]
+    return sorted(releases, key=lambda r: semver_key(r.version)), []
+
+
+def write_release(project: Path, server: ServerIR, tools: list[dict[str, Any]], date: str) -> Path:
+    base = folder(project, server.name)
+    base.mkdir(parents=True, exist_ok=True)
+    index = base / RELEASES_FILE
+    listed = json.loads(index.read_text(encoding="utf-8"))["releases"] if index.is_file() else []
+    if any(item["version"] == server.version for item in listed):
+        raise ValueError(f"{server.name} {server.version} is already released")
+    baseline = base / f"{server.version}.json"
+    baseline.write_text(json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    listed.append({"version": server.version, "date": date})
+    listed.sort(key=lambda item: semver_key(item["version"]))
+    index.write_text(json.dumps({"releases": listed}, indent=2) + "\n", encoding="utf-8")
+    return baseline
+
+
+def check_version(server: ServerIR, current: ServerWire, releases: list[Release]) -> list[Diagnostic]:
+    """A released version must not change; a new one must be newer, and bump major (minor
+    below 1.0) for a breaking change unless the spec acknowledges it."""
+    same = next((r for r in releases if r.version == server.version), None)
+    if same is not None:
+        findings = _findings(same.tools, current)
+        if not findings:
+            return []
+        fields = "; ".join(f"{f.change.tool}: {f.change.path_text}" for f in findings[:8])
+        more = f" and {len(findings) - 8} more" if len(findings) > 8 else ""
+        return [
+            diagnostic(
+                "VERSION_NOT_BUMPED",
+                f"{server.name} {server.version} is released, yet {len(findings)} changed: {fields}{more}",
+                server.version_span,
+                "bump server.version, then `lynxc release` when it ships",
+            )
+        ]
+    newer = [r.version for r in releases if semver_key(r.version) > semver_key(server.version)]
+    if newer:
+        return [
+            diagnostic(
+                "VERSION_NOT_INCREASING",
+                f"version {server.version} is older than the released {newer[-1]}",
+                server.version_span,
+            )
+        ]
+    if not releases:
+        return []
+    latest = releases[-1]
+    if not needs_major_bump(latest.version, server.version):
+        return []
+    acknowledged = {a.rule for a in server.acknowledgements if a.version == server.version}
+    problems = []
+    for finding in _findings(latest.tools, current):
+        if finding.level == "breaking" and finding.rule_id not in acknowledged:
+            problems.append(
+                diagnostic(
+                    "BREAKING_CHANGE_UNACKNOWLEDGED",
+                    f"{finding.rule_id} since {latest.version}: {finding.change.tool}: "
+                    f"{finding.change.op} {finding.change.path_text} ({finding.message})",
+                    server.version_span,
+                    "bump the major version (the minor one below 1.0), or add to server.acknowledge: "
+                    f"{{version: {server.version}, rule: {finding.rule_id}, reason: ...}}",
+                )
+            )
+    return problems
+
+
+def build_changelog(server: ServerIR, current: ServerWire, releases: list[Release]) -> Changelog:
+    entries: list[VersionEntry] = []
+    previous: Release | None = None
+    for release in releases:
+        findings = () if previous is None else tuple(_findings(previous.tools, _wire(release)))
+        entries.append(
+            VersionEntry(release.version, release.date, previous.version if previous else None, findings)
+        )
+        previous = release
+    if all(r.version != server.version for r in releases):
+        findings = () if previous is None else tuple(_findings(previous.tools, current))
+        entries.append(VersionEntry(server.version, None, previous.version if previous else None, findings))
+    return Changelog(server.name, tuple(reversed(entries)))
+
+
+def render_markdown(changelog: Changelog, heading: str = "#") -> str:
+    """Sections in the seeds' style: per version its date and "N schema fields changed", then
+    one entry per field with its previous and new value; the first version says First observed."""
+    lines = []
+    for entry in changelog.versions:
+        when = entry.date or "unreleased"
+        lines.append(f"{heading}# v{entry.version} ({when})\n")
+        if entry.since is None:
+            lines.append("First observed.\n")
+            continue
+        count = len(entry.findings)
+        lines.append(f"{count} schema field{'s' if count != 1 else ''} changed since v{entry.since}.\n")
+        for tool, findings in by_tool(entry.findings):
+            lines.append(f"{heading}## `{tool}`\n")
+            for finding in findings:
+                change = finding.change
+                lines.append(f"- {change.op} `{change.path_text}` — {finding.level} `{finding.rule_id}`")
+                for label, value in (("Previous value", change.before), ("New value", change.after)):
+                    if value is not MISSING:
+                        lines.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value))}\n  ```")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_json(changelog: Changelog, header: str = "") -> str:
+    versions = [
+        {
+            "version": entry.version,
+            "date": entry.date,
+            "released": entry.date is not None,
+            "since": entry.since,
+            "firstObserved": entry.since is None,
+            "changedFields": len(entry.findings),
+            "entries": [finding.to_json() for finding in entry.findings],
+        }
+        for entry in changelog.versions
+    ]
+    document = {"_generated": header, "server": changelog.server, "versions": versions}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def changelog_files(changelog: Changelog, header_lines: list[str]) -> dict[str, str]:
+    base = f"{CHANGELOG_DIR}/{changelog.server}"
+    header = "\n".join(f"<!-- {line} -->" for line in header_lines)
+    title = f"# Schema changelog: {changelog.server}\n\n"
+    return {
+        f"{base}/CHANGELOG.md": f"{header}\n\n{title}{render_markdown(changelog)}",
+        f"{base}/changelog.json": render_json(changelog, " ".join(header_lines)),
+    }
+
+
+def _findings(old_tools: list[dict[str, Any]], new: ServerWire) -> list[Finding]:
+    old = ServerWire(new.name, old_tools, "baseline")
+    return list(review_pair(old, new).findings)
+
+
+def _wire(release: Release) -> ServerWire:
+    return ServerWire("", release.tools, f"v{release.version}")
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

@@ -1,0 +1,143 @@
+"""Released baselines, version rules and the generated changelog, as a user drives them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lynxc.compiler.changelog import needs_major_bump, semver_key
+from tests.conftest import LYNXC, ROOT
+
+SPEC = """\
+lynxc: 1
+server:
+  name: shop
+  version: {version}
+{extra}tools:
+  - name: find_items
+    backend: tests.fixtures.backends:echo
+    description:
+      purpose: {purpose}
+    parameters:
+      q: {{type: string, required: true, description: Text to find.}}
+{params}"""
+N_PARAM = "      n: {type: integer, minimum: 1, description: How many.}\n"
+
+
+def lynxc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([LYNXC, "--project", str(project), *args], capture_output=True, text=True, env=env)
+
+
+def write(
+    project: Path, version: str, purpose: str = "Find items.", params: str = N_PARAM, extra: str = ""
+) -> None:
+    (project / "specs").mkdir(parents=True, exist_ok=True)
+    text = SPEC.format(version=version, purpose=purpose, params=params, extra=extra)
+    (project / "specs" / "shop.yaml").write_text(text)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write(tmp_path, "0.1.0")
+    assert lynxc(tmp_path, "build").returncode == 0
+    done = lynxc(tmp_path, "release", "shop", "--date", "2026-01-02")
+    assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+def test_release_records_the_exact_tools_list(project: Path) -> None:
+    baseline = json.loads((project / "schema-changelog/shop/0.1.0.json").read_text())
+    generated = json.loads((project / "generated/shop/tools.json").read_text())
+    assert baseline == {"tools": generated["tools"]}
+    releases = json.loads((project / "schema-changelog/shop/releases.json").read_text())
+    assert releases == {"releases": [{"version": "0.1.0", "date": "2026-01-02"}]}
+    changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
+    assert "## v0.1.0 (2026-01-02)\n\nFirst observed." in changelog
+    assert lynxc(project, "release", "shop").returncode == 1  # already released
+
+
+def test_changing_a_released_version_is_an_error_naming_the_fields(project: Path) -> None:
+    write(project, "0.1.0", purpose="Find items by text.")
+    done = lynxc(project, "build")
+    assert done.returncode == 1
+    assert (
+        "specs/shop.yaml:4:12: error VERSION_NOT_BUMPED: shop 0.1.0 is released, yet 1 changed" in done.stderr
+    )
+    assert "find_items: Description" in done.stderr
+
+
+def test_a_bump_shows_as_an_unreleased_section(project: Path) -> None:
+    write(project, "0.1.1", purpose="Find items by text.")
+    assert lynxc(project, "build").returncode == 0
+    changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
+    assert changelog.index("## v0.1.1 (unreleased)") < changelog.index("## v0.1.0 (2026-01-02)")
+    assert "1 schema field changed since v0.1.0." in changelog
+    assert "- changed `Description` — info `DESCRIPTION_CHANGED`" in changelog
+    assert '"Find items."' in changelog and '"Find items by text."' in changelog
+    readme = (project / "generated/shop/README.md").read_text()
+    assert "## Schema changelog" in readme and "### v0.1.1 (unreleased)" in readme
+    data = json.loads((project / "schema-changelog/shop/changelog.json").read_text())
+    assert [(v["version"], v["released"], v["changedFields"]) for v in data["versions"]] == [
+        ("0.1.1", False, 1),
+        ("0.1.0", True, 0),
+    ]
+    assert data["versions"][1]["firstObserved"] is True
+
+
+def test_breaking_change_needs_a_major_bump_or_an_acknowledgement(project: Path) -> None:
+    write(project, "0.1.1", params="")  # removes parameter n
+    done = lynxc(project, "build")
+    assert done.returncode == 1
+    assert "error BREAKING_CHANGE_UNACKNOWLEDGED: PARAM_REMOVED since 0.1.0: find_items" in done.stderr
+
+    acknowledged = (
+        "  acknowledge:\n    - {version: 0.1.1, rule: PARAM_REMOVED, reason: n was never honoured.}\n"
+    )
+    write(project, "0.1.1", params="", extra=acknowledged)
+    assert lynxc(project, "build").returncode == 0
+
+    write(project, "0.2.0", params="")  # below 1.0 a minor bump is the breaking bump
+    assert lynxc(project, "build").returncode == 0
+    assert lynxc(project, "release", "shop", "--date", "2026-02-03").returncode == 0
+    changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
+    assert "## v0.2.0 (2026-02-03)" in changelog
+    assert "- removed `Input schema / properties / n` — breaking `PARAM_REMOVED`" in changelog
+
+
+def test_older_version_and_unknown_acknowledgement(project: Path) -> None:
+    write(project, "0.0.9")
+    older = lynxc(project, "build")
+    assert (
+        older.returncode == 1
+        and "VERSION_NOT_INCREASING: version 0.0.9 is older than the released 0.1.0" in (older.stderr)
+    )
+    write(
+        project, "0.1.1", extra="  acknowledge:\n    - {version: 0.1.1, rule: PARAM_REMOVD, reason: typo.}\n"
+    )
+    unknown = lynxc(project, "build")
+    assert unknown.returncode == 1
+    assert "error ACKNOWLEDGE_RULE_UNKNOWN: 'PARAM_REMOVD' is not a diff rule" in unknown.stderr
+    assert "did you mean 'PARAM_REMOVED'?" in unknown.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "major"),
+    [
+        ("0.1.0", "0.1.1", True),
+        ("0.1.0", "0.2.0", False),
+        ("1.2.0", "1.9.0", True),
+        ("1.2.0", "2.0.0", False),
+    ],
+)
+def test_major_bump_rule(old: str, new: str, major: bool) -> None:
+    assert needs_major_bump(old, new) is major
+
+
+def test_semver_order() -> None:
+    versions = ["1.0.0", "0.10.0", "0.9.1", "1.0.0-rc.1", "0.9.10"]
+    assert sorted(versions, key=semver_key) == ["0.9.1", "0.9.10", "0.10.0", "1.0.0-rc.1", "1.0.0"]

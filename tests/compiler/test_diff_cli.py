@@ -1,0 +1,106 @@
+"""`lynxc diff` as a reviewer runs it on a pull request: git refs, formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LYNXC, ROOT, SHARED
+
+
+def git(project: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    project = tmp_path / "repo"
+    shutil.copytree(ROOT / "specs", project / "specs")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "add", "-A")
+    git(project, "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "commit", "-qm", "base")
+    spec = project / "specs/dot-harness/search_project_text.yaml"
+    text = spec.read_text()
+    text = text.replace(
+        "      maximum: caps.max_matches\n      default: 100\n", "      maximum: 50\n      default: 50\n"
+    )
+    text = text.replace(
+        "    caseSensitive:\n",
+        "    wholeWord:\n      type: boolean\n      required: true\n"
+        "      description: Match whole words only.\n    caseSensitive:\n",
+    )
+    spec.write_text(text)
+    return project
+
+
+def diff(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["lynxc", "diff", *args], capture_output=True, text=True, cwd=project, executable=LYNXC
+    )
+
+
+def test_default_compares_git_head_with_the_working_specs(repo: Path) -> None:
+    done = diff(repo)
+    assert done.returncode == 1, done.stderr  # breaking changes, --fail-on breaking
+    assert "dot-harness: 4 fields changed (2 breaking, 1 warning, 1 info)" in done.stdout
+    assert "breaking PARAM_ADDED_REQUIRED: added Input schema / properties / wholeWord" in done.stdout
+    assert (
+        "breaking MAXIMUM_DECREASED: changed Input schema / properties / maxResults / maximum" in done.stdout
+    )
+    assert diff(repo, "git:HEAD", "git:main").stdout == "dot-harness: no changes\n"
+
+
+def test_github_annotations_point_at_the_spec_lines(repo: Path) -> None:
+    done = diff(repo, "git:main", "specs", "--format", "github")
+    lines = done.stdout.splitlines()
+    spec = "specs/dot-harness/search_project_text.yaml"
+    added = next(line for line in lines if "wholeWord" in line and line.startswith("::error"))
+    assert added.startswith(f"::error file={spec},line=")
+    line_number = int(added.split("line=")[1].split(",")[0])
+    assert (repo / spec).read_text().splitlines()[line_number - 1].strip() == "wholeWord:"
+    assert any(line.startswith("::notice ") for line in lines)
+
+
+def test_markdown_and_json_and_fail_on_levels(repo: Path) -> None:
+    markdown = diff(repo, "--format", "markdown").stdout
+    assert (
+        "## Schema changes: `dot-harness`" in markdown and "**breaking** `PARAM_ADDED_REQUIRED`" in markdown
+    )
+    report = json.loads(diff(repo, "--format", "json").stdout)
+    assert report["servers"][0]["summary"] == {"breaking": 2, "warning": 1, "info": 1}
+    assert diff(repo, "--fail-on", "never").returncode == 0
+    assert diff(repo, "--fail-on", "any").returncode == 1
+    assert "DEFAULT_CHANGED" in diff(repo, "--fail-on", "warning").stdout
+
+
+def test_info_only_change_passes_the_default_gate(repo: Path) -> None:
+    git(repo, "checkout", "--", "specs")
+    spec = repo / "specs/dot-harness/read_project_text.yaml"
+    spec.write_text(
+        spec.read_text().replace("First line to return, 1-based.", "First line to return (1-based).")
+    )
+    done = diff(repo)
+    assert done.returncode == 0 and "DESCRIPTION_CHANGED" in done.stdout
+    assert diff(repo, "--fail-on", "any").returncode == 1
+
+
+def test_bad_inputs_exit_2_with_a_clear_message(repo: Path, tmp_path: Path) -> None:
+    ref = diff(repo, "git:no-such-ref")
+    assert ref.returncode == 2 and ref.stderr.startswith("lynxc diff: git:no-such-ref:")
+    missing = diff(repo, str(tmp_path / "nope.json"), "specs")
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+    (tmp_path / "bad.json").write_text('{"tools": 3}')
+    bad = diff(repo, str(tmp_path / "bad.json"), "specs")
+    assert bad.returncode == 2 and "expected a tools/list answer" in bad.stderr
+    assert "Traceback" not in ref.stderr + missing.stderr + bad.stderr
+
+
+def test_saved_tools_list_against_a_spec() -> None:
+    saved = SHARED / "data/mcp-tool-versions/server-memory_2026.8.31.json"
+    done = diff(ROOT, str(saved), "specs/dot-harness", "--fail-on", "never")
+    assert done.returncode == 0
+    assert "TOOL_REMOVED" in done.stdout and "TOOL_ADDED" in done.stdout
