@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import Diagnostic, Span
-from .diff import MISSING
 from .diff_inputs import ServerWire
-from .diff_render import by_tool, pretty
+from .diff_render import by_tool, markdown_values
 from .ir import ServerIR
 from .judge import Finding
 from .review import review_pair
@@ -184,9 +183,7 @@ def render_markdown(changelog: Changelog, heading: str = "#") -> str:
             for finding in findings:
                 change = finding.change
                 lines.append(f"- {change.op} `{change.path_text}` — {finding.level} `{finding.rule_id}`")
-                for label, value in (("Previous value", change.before), ("New value", change.after)):
-                    if value is not MISSING:
-                        lines.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value))}\n  ```")
+                lines.extend(markdown_values(change))
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -225,7 +222,3 @@ def _findings(old_tools: list[dict[str, Any]], new: ServerWire) -> list[Finding]
 
 def _wire(release: Release) -> ServerWire:
     return ServerWire("", release.tools, f"v{release.version}")
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())

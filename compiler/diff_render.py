@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .diagnostics import Span
-from .diff import MISSING
+from .diff import MISSING, Change
 from .judge import LEVELS, Finding
 from .review import ServerReview
 
@@ -59,6 +59,15 @@ def render_markdown(reviews: list[ServerReview]) -> str:
                         out.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value), '  ')}\n  ```")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def markdown_values(change: Change) -> list[str]:
+    """The previous and new values of a change as indented JSON blocks under a list item."""
+    blocks = []
+    for label, value in (("Previous value", change.before), ("New value", change.after)):
+        if value is not MISSING:
+            blocks.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value), '  ')}\n  ```")
+    return blocks
 
 
 def render_json(reviews: list[ServerReview]) -> str:

@@ -184,20 +184,10 @@ def _owner(c: _Context) -> str:
 
 
 def _property(c: _Context) -> Finding:
-    name = c.member
-    parent = c.parent
+    """One property added or removed as a whole."""
     if c.change.op == "changed":
         return _other(c)
-    if c.direction == "input":
-        if c.change.op == "removed":
-            return Finding(c.change, "PARAM_REMOVED", f"{_owner(c)} was removed; callers sending it fail")
-        required = c.node("new", (*parent, "required"))
-        if isinstance(required, list) and name in required:
-            return Finding(c.change, "PARAM_ADDED_REQUIRED", f"{_owner(c)} was added as required")
-        return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"optional {_owner(c)} was added")
-    if c.change.op == "removed":
-        return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{_owner(c)} was removed")
-    return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"{_owner(c)} was added")
+    return _members(c, [c.member or ""], _owner(c))
 
 
 def _properties(c: _Context) -> Finding:
@@ -205,17 +195,23 @@ def _properties(c: _Context) -> Finding:
     if c.change.op == "changed":
         return _other(c)
     names = sorted((c.change.after if c.change.op == "added" else c.change.before) or {})
-    listed = ", ".join(names)
+    what = "parameters" if c.direction == "input" else "output fields"
+    return _members(c, names, f"{what} {', '.join(names)}")
+
+
+def _members(c: _Context, names: list[str], who: str) -> Finding:
+    """Properties added or removed: for inputs, required ones break callers; for outputs,
+    removed ones break consumers."""
     if c.direction == "input":
         if c.change.op == "removed":
-            return Finding(c.change, "PARAM_REMOVED", f"parameters removed: {listed}")
+            return Finding(c.change, "PARAM_REMOVED", f"{who} removed; callers sending it fail")
         required = c.node("new", (*c.parent, "required"))
         if isinstance(required, list) and set(required) & set(names):
-            return Finding(c.change, "PARAM_ADDED_REQUIRED", f"parameters added: {listed}")
-        return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"optional parameters added: {listed}")
+            return Finding(c.change, "PARAM_ADDED_REQUIRED", f"{who} added as required")
+        return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"{who} added as optional")
     if c.change.op == "removed":
-        return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"output fields removed: {listed}")
-    return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"output fields added: {listed}")
+        return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{who} removed")
+    return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"{who} added")
 
 
 def _required(c: _Context) -> Finding:

@@ -46,7 +46,7 @@ def test_nested_required_property_added_to_an_object_parameter() -> None:
         "Input schema / properties / filter / required": "REQUIRED_CHANGED",
     }
     messages = [judge(c, old, new).message for c in diff_tools([old], [new])]
-    assert "parameter 'filter.b' was added as required" in messages
+    assert "parameter 'filter.b' added as required" in messages
 
 
 def test_default_inside_an_object_default_is_judged_as_default() -> None:
