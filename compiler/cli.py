@@ -86,6 +86,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.set_defaults(run=_diff)
 
+    lint = verbs.add_parser(
+        "lint",
+        help="check tool definitions and score them TDQS-style",
+        description=(
+            "Lint the tool definitions of specs (default: every spec in specs/) or of saved tools/list "
+            "JSON, so servers lynxc did not build can be checked too. Exit codes: 0 nothing at or above "
+            "the --fail-on severity, 1 something is, 2 an input could not be read."
+        ),
+    )
+    lint.add_argument(
+        "inputs", nargs="*", metavar="INPUT", help="spec files or folders, tools.json, tools/list JSON"
+    )
+    lint.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
+    lint.add_argument(
+        "--fail-on", choices=("error", "warning", "never"), default="error", help="default error"
+    )
+    lint.add_argument("--score", action="store_true", help="show the score of every tool by dimension")
+    lint.set_defaults(run=_lint)
+
     release = verbs.add_parser(
         "release",
         help="record a server's current schema as the baseline of its version",
@@ -165,6 +184,32 @@ def _diff(args: argparse.Namespace) -> int:
     sys.stdout.write(FORMATS[args.format](reviews))
     failing = FAIL_LEVELS.get(args.fail_on, ())
     return EXIT_FAILED if any(f.level in failing for r in reviews for f in r.findings) else EXIT_OK
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from .diagnostics import has_errors
+    from .diff_inputs import DiffInputError, load_side
+    from .lint import lint_server
+    from .lint_render import FORMATS
+
+    inputs = args.inputs or [str(args.project / "specs")]
+    servers = []
+    try:
+        for arg in inputs:
+            side = load_side(arg, args.project)
+            for diag in side.diagnostics:
+                print(diag.render(), file=sys.stderr)
+            if has_errors(side.diagnostics):
+                print(f"lynxc lint: {arg} does not compile; nothing linted", file=sys.stderr)
+                return EXIT_USAGE
+            servers += side.servers.values()
+    except DiffInputError as err:
+        print(f"lynxc lint: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    results = [lint_server(server) for server in servers]
+    sys.stdout.write(FORMATS[args.format](results, score=args.score))
+    failing = {"error": ("error",), "warning": ("error", "warning")}.get(args.fail_on, ())
+    return EXIT_FAILED if any(f.severity in failing for r in results for f in r.findings) else EXIT_OK
 
 
 def _release(args: argparse.Namespace) -> int:

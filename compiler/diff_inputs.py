@@ -27,6 +27,15 @@ class DiffInputError(Exception):
 
 
 @dataclass(frozen=True)
+class SpecExtras:
+    """What a spec knows about a tool beyond its wire form (lint uses it)."""
+
+    caps: dict[str, int]
+    description_sources: tuple[tuple[Span, str], ...]
+    suppressions: dict[str, str]  # rule -> reason
+
+
+@dataclass(frozen=True)
 class ServerWire:
     """One server's tools as a client sees them, and where they came from."""
 
@@ -35,6 +44,7 @@ class ServerWire:
     origin: str
     # (tool, parameter or None) -> where it is declared, when the side is a spec
     spans: dict[tuple[str, str | None], Span] = field(default_factory=dict)
+    extras: dict[str, SpecExtras] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -56,11 +66,13 @@ def load_side(arg: str, project: Path) -> Side:
 
 def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
     spans: dict[tuple[str, str | None], Span] = {}
+    extras: dict[str, SpecExtras] = {}
     for tool in server.tools:
         spans[(tool.name, None)] = tool.span
         for param in tool.params:
             spans[(tool.name, param.name)] = param.span
-    return ServerWire(server.name, [wire_tool(tool) for tool in server.tools], origin, spans)
+        extras[tool.name] = SpecExtras(tool.cap_values, tool.description_sources, dict(tool.suppressions))
+    return ServerWire(server.name, [wire_tool(tool) for tool in server.tools], origin, spans, extras)
 
 
 def _load_path(path: Path, label: str) -> Side:

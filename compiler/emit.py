@@ -14,7 +14,10 @@ import jinja2
 
 from .changelog import Changelog
 from .changelog import render_markdown as render_changelog
+from .diff_inputs import wire_from_ir
 from .ir import ServerIR, ToolIR
+from .lint import lint_server
+from .lint_score import ToolScore
 from .models_gen import generate_models, model_names, python_name
 from .wire import tools_list, wire_tool
 
@@ -32,6 +35,8 @@ def header_lines(server: ServerIR) -> list[str]:
 def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[str, str]:
     lines = header_lines(server)
     py_header = "\n".join(f"# {line}" for line in lines)
+    linted = lint_server(wire_from_ir(server, ""))
+    scores = {score.tool: score for score in linted.score.tools}
     base = f"{GENERATED_DIR}/{server.name}"
     files: dict[str, str] = {
         f"{base}/tools.json": json.dumps(tools_list(server, " ".join(lines)), indent=2, ensure_ascii=False)
@@ -43,7 +48,8 @@ def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[st
             "README.md.j2",
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
-            tools=[_tool_doc(tool) for tool in server.tools],
+            tools=[_tool_doc(tool, scores[tool.name]) for tool in server.tools],
+            server_score=linted.score,
             changelog=render_changelog(changelog, heading="##") if changelog else "",
         ),
         f"{base}/models/__init__.py": py_header + "\n",
@@ -90,7 +96,7 @@ def _bindings(server: ServerIR) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_doc(tool: ToolIR) -> dict[str, Any]:
+def _tool_doc(tool: ToolIR, score: ToolScore) -> dict[str, Any]:
     schema = tool.input_schema
     required = set(schema.get("required", []))
     params = [
@@ -103,7 +109,7 @@ def _tool_doc(tool: ToolIR) -> dict[str, Any]:
         }
         for name, prop in schema.get("properties", {}).items()
     ]
-    return {"ir": tool, "wire": wire_tool(tool), "params": params}
+    return {"ir": tool, "wire": wire_tool(tool), "params": params, "score": score}
 
 
 def schema_type(schema: dict[str, Any]) -> str:

@@ -44,6 +44,10 @@ class ToolIR:
     backend: str
     backend_target: str
     span: Span
+    # every description as written (before caps are filled in) and where: lint checks for
+    # numbers that should have been cap placeholders
+    description_sources: tuple[tuple[Span, str], ...] = ()
+    suppressions: tuple[tuple[str, str], ...] = ()  # (rule, reason), server-wide ones included
 
     @property
     def input_schema(self) -> dict[str, Any]:

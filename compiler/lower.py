@@ -9,12 +9,12 @@ from typing import Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, load_backend, resolve_target
 
-from .diagnostics import Diagnostic, Result, has_errors
+from .diagnostics import Diagnostic, Result, Span, has_errors
 from .ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
 from .load import SpecSource, ToolSource
-from .rules import RULES, diagnostic
+from .rules import LINT_CATEGORIES, RULES, diagnostic
 from .schema import SchemaLowering
-from .spec import Cap
+from .spec import Cap, Suppression
 from .suggest import did_you_mean
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -72,6 +72,10 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                     or "see `lynxc rules`",
                 )
             )
+    for index, suppression in enumerate(server.lint.suppress if server.lint else []):
+        diagnostics.extend(
+            _check_suppression(suppression.rule, doc.span(("server", "lint", "suppress", index, "rule")))
+        )
     if not source.tools:
         diagnostics.append(
             diagnostic("TOOL_NONE", "the server declares no tools", doc.span(("server",), key=True))
@@ -91,7 +95,13 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                 )
             )
         seen.add(name)
-        tool_ir, tool_diagnostics = _lower_tool(tool_source, tool_names, set(server.settings), check_backends)
+        tool_ir, tool_diagnostics = _lower_tool(
+            tool_source,
+            tool_names,
+            set(server.settings),
+            check_backends,
+            server.lint.suppress if server.lint else [],
+        )
         diagnostics.extend(tool_diagnostics)
         tools.append(tool_ir)
 
@@ -119,7 +129,11 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
 
 
 def _lower_tool(
-    source: ToolSource, tool_names: list[str], setting_names: set[str], check_backends: bool
+    source: ToolSource,
+    tool_names: list[str],
+    setting_names: set[str],
+    check_backends: bool,
+    server_suppressions: list[Suppression],
 ) -> tuple[ToolIR, list[Diagnostic]]:
     tool, doc, base = source.tool, source.doc, source.base
     diagnostics: list[Diagnostic] = []
@@ -165,6 +179,10 @@ def _lower_tool(
     elif check_backends:
         diagnostics.extend(_check_backend(source, target, setting_names))
 
+    for index, suppression in enumerate(tool.lint.suppress if tool.lint else []):
+        diagnostics.extend(
+            _check_suppression(suppression.rule, doc.span((*base, "lint", "suppress", index, "rule")))
+        )
     annotations = tuple(
         (key, value)
         for key in ANNOTATION_KEYS
@@ -186,8 +204,26 @@ def _lower_tool(
         backend=tool.backend,
         backend_target=target or "",
         span=doc.span((*base, "name")),
+        description_sources=tuple(lowering.sources),
+        suppressions=tuple(
+            (s.rule, s.reason) for s in [*server_suppressions, *(tool.lint.suppress if tool.lint else [])]
+        ),
     )
     return tool_ir, diagnostics
+
+
+def _check_suppression(rule_id: str, span: Span) -> list[Diagnostic]:
+    if RULES.get(rule_id) is not None and RULES[rule_id].category in LINT_CATEGORIES:
+        return []
+    lint_rules = [r for r, rule in RULES.items() if rule.category in LINT_CATEGORIES]
+    return [
+        diagnostic(
+            "SUPPRESSION_RULE_UNKNOWN",
+            f"'{rule_id}' is not a lint rule",
+            span,
+            did_you_mean(rule_id, lint_rules) or "see `lynxc rules`",
+        )
+    ]
 
 
 def _lower_caps(caps: Mapping[str, Cap], source: ToolSource, diagnostics: list[Diagnostic]) -> list[CapIR]:

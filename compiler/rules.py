@@ -40,6 +40,7 @@ _RULES = (
     Rule("SPEC_KEY_MISSING", "error", "spec", "Required keys must be present."),
     Rule("SPEC_VALUE_INVALID", "error", "spec", "A value must have the type and form its key requires."),
     Rule("SPEC_NOT_FOUND", "error", "spec", "A spec path given on the command line must exist."),
+    Rule("SUPPRESSION_RULE_UNKNOWN", "error", "spec", "A lint suppression must name a lint rule."),
     # server
     Rule("SERVER_NAME_INVALID", "error", "server", "A server name is lowercase letters, digits and dashes."),
     Rule(
@@ -48,7 +49,9 @@ _RULES = (
     Rule("SERVER_NAME_DUPLICATE", "error", "server", "Two specs must not define the same server."),
     Rule("SETTING_DEFAULT_INVALID", "error", "server", "A setting's default must match its declared type."),
     # tools
-    Rule("TOOL_NAME_INVALID", "error", "tool", "A tool name must match the MCP rule [A-Za-z0-9_.-]{1,128}."),
+    Rule(
+        "TOOL_NAME_INVALID", "error", "hygiene", "A tool name must match the MCP rule [A-Za-z0-9_.-]{1,128}."
+    ),
     Rule("TOOL_NAME_DUPLICATE", "error", "tool", "Tool names must be unique within a server."),
     Rule("TOOL_NONE", "error", "tool", "A server must declare at least one tool."),
     Rule(
@@ -120,6 +123,138 @@ _RULES = (
 
 # Diff rules: what a schema change does to clients. One level each: an output-side change that
 # differs in effect from its input-side twin has its own rule (MAXIMUM_DECREASED vs OUTPUT_RANGE_NARROWED).
+# Lint rules: categories are the six TDQS dimensions plus schema hygiene.
+LINT_CATEGORIES = ("purpose", "usage", "behaviour", "parameters", "conciseness", "completeness", "hygiene")
+_LINT_RULES = (
+    (
+        "TOOL_DESCRIPTION_REQUIRED",
+        "error",
+        "purpose",
+        "A tool needs a description; without one every dimension scores 1.",
+    ),
+    (
+        "DESCRIPTION_TAUTOLOGICAL",
+        "error",
+        "purpose",
+        "The description must not just restate the tool's name or title.",
+    ),
+    (
+        "DESCRIPTION_RESTATES_NAME",
+        "warning",
+        "purpose",
+        "The first sentence must add more than the name's own words.",
+    ),
+    (
+        "PURPOSE_SENTENCE_VAGUE",
+        "warning",
+        "purpose",
+        "Open with one specific sentence: the action and its object.",
+    ),
+    ("USAGE_GUIDANCE_MISSING", "warning", "usage", "Say when to use the tool (and when not to)."),
+    (
+        "SIBLING_NOT_NAMED",
+        "warning",
+        "usage",
+        "In a server of several tools, name the sibling that fits better when.",
+    ),
+    (
+        "ANNOTATIONS_MISSING",
+        "warning",
+        "behaviour",
+        "Declare MCP annotations (readOnlyHint, destructiveHint, ...).",
+    ),
+    (
+        "READ_ONLY_CONTRADICTED",
+        "error",
+        "behaviour",
+        "A read-only tool must not describe writing, deleting or sending.",
+    ),
+    (
+        "DESTRUCTIVE_WITHOUT_CONFIRMATION",
+        "warning",
+        "behaviour",
+        "A destructive tool needs a confirm or dry-run parameter.",
+    ),
+    (
+        "BEHAVIOUR_UNDISCLOSED",
+        "warning",
+        "behaviour",
+        "State limits and failure modes: what can stop or cut a call.",
+    ),
+    ("PARAMS_UNDOCUMENTED", "warning", "parameters", "Below 50% of parameters have a schema description."),
+    (
+        "PARAMS_PARTLY_DOCUMENTED",
+        "info",
+        "parameters",
+        "Between 50% and 80% of parameters have a schema description.",
+    ),
+    ("PARAM_DESCRIPTION_MISSING", "warning", "parameters", "Every parameter needs a description."),
+    (
+        "PARAM_DESCRIPTION_RESTATES_NAME",
+        "warning",
+        "parameters",
+        "A parameter description must add meaning beyond its name.",
+    ),
+    (
+        "PARAM_DEFAULT_MISMATCH",
+        "error",
+        "parameters",
+        "A default stated in prose must equal the schema's default.",
+    ),
+    ("PARAM_BOUND_MISMATCH", "error", "parameters", "A bound stated in prose must equal the schema's bound."),
+    (
+        "PARAM_ENUM_MISMATCH",
+        "error",
+        "parameters",
+        "Values listed in prose must be the schema's enum values.",
+    ),
+    (
+        "CAP_LITERAL_IN_DESCRIPTION",
+        "warning",
+        "parameters",
+        "Quote caps as {caps.NAME}, not as literal numbers that can drift.",
+    ),
+    ("DESCRIPTION_TOO_LONG", "warning", "conciseness", "A tool description stays within its token budget."),
+    (
+        "SERVER_TOO_LONG",
+        "warning",
+        "conciseness",
+        "All tool definitions of a server stay within the server budget.",
+    ),
+    (
+        "SENTENCE_REPEATED",
+        "warning",
+        "conciseness",
+        "No sentence is said twice (tool and parameter descriptions).",
+    ),
+    ("OUTPUT_SCHEMA_MISSING", "info", "completeness", "An output schema tells agents what comes back."),
+    (
+        "RETURN_UNDESCRIBED",
+        "warning",
+        "completeness",
+        "Without an output schema, the description must say what returns.",
+    ),
+    (
+        "ERROR_BEHAVIOUR_UNDESCRIBED",
+        "warning",
+        "completeness",
+        "Say what happens on errors and empty results.",
+    ),
+    ("REQUIRED_PROPERTY_UNKNOWN", "error", "hygiene", "Every name in `required` must be a property."),
+    (
+        "TYPE_ARRAY_NOT_PORTABLE",
+        "warning",
+        "hygiene",
+        "Input `type` arrays are rejected by some clients; use anyOf.",
+    ),
+    (
+        "SHADOWED_BY_CHEAPER_SIBLING",
+        "warning",
+        "hygiene",
+        "A much cheaper sibling may answer the same question.",
+    ),
+)
+
 _CHANGELOG_RULES = (
     ("VERSION_NOT_BUMPED", "A released version's schema must not change: bump the version."),
     ("VERSION_NOT_INCREASING", "A new version must be newer than every released one."),
@@ -211,6 +346,7 @@ _DIFF_RULES = (
 RULES: dict[str, Rule] = (
     {rule.id: rule for rule in _RULES}
     | {rule_id: Rule(rule_id, "error", "changelog", purpose) for rule_id, purpose in _CHANGELOG_RULES}
+    | {rule_id: Rule(rule_id, level, category, purpose) for rule_id, level, category, purpose in _LINT_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES}
 )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Span
 from .rules import diagnostic
 from .source import NodePath, SourceDoc
 from .spec import CAP_REF_PREFIX, Parameter, SchemaNode
@@ -60,6 +60,7 @@ class SchemaLowering:
     caps: Mapping[str, int]
     defs: frozenset[str] = frozenset()
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: list[tuple[Span, str]] = field(default_factory=list)  # descriptions as written
 
     def report(
         self, rule_id: str, message: str, path: NodePath, hint: str | None = None, *, key: bool = False
@@ -178,6 +179,7 @@ class SchemaLowering:
         return outer
 
     def text(self, text: str, path: NodePath) -> str:
+        self.sources.append((self.doc.span(path), text))
         rendered, problems = render(text, self.caps)
         for problem in problems:
             self.report(problem.rule_id, problem.message, path, problem.hint)

@@ -104,6 +104,17 @@ class Description(_Strict):
     returns: StrictStr | None = Field(None, description="What comes back, including empty and error results.")
 
 
+class Suppression(_Strict):
+    """Silence one lint rule, with the reason a reviewer reads."""
+
+    rule: StrictStr
+    reason: StrictStr = Field(min_length=1)
+
+
+class LintConfig(_Strict):
+    suppress: list[Suppression] = Field(default_factory=list)
+
+
 class Tool(_Strict):
     name: StrictStr
     title: StrictStr | None = None
@@ -113,6 +124,7 @@ class Tool(_Strict):
     parameters: dict[str, Parameter] = Field(default_factory=dict)
     output: SchemaNode | None = None
     caps: dict[str, Cap] = Field(default_factory=dict)
+    lint: LintConfig | None = None
 
 
 class Acknowledgement(_Strict):
@@ -134,6 +146,7 @@ class Server(_Strict):
     acknowledge: list[Acknowledgement] = Field(
         default_factory=list, description="Breaking changes accepted without a major version bump."
     )
+    lint: LintConfig | None = Field(None, description="Lint suppressions for every tool of the server.")
 
 
 class ServerFile(_Strict):

@@ -1,0 +1,54 @@
+"""`lynxc lint`: run the checks over each server's wire form, apply suppressions, score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .diff_inputs import ServerWire
+from .lint_checks import TOOL_CHECKS, LintFinding, ToolView, check_server
+from .lint_score import ServerScore, score_tool
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    finding: LintFinding
+    reason: str
+
+
+@dataclass(frozen=True)
+class LintResult:
+    server: ServerWire
+    findings: tuple[LintFinding, ...]
+    suppressed: tuple[Suppressed, ...]
+    score: ServerScore
+
+
+def lint_server(server: ServerWire) -> LintResult:
+    names = [tool["name"] for tool in server.tools]
+    findings: list[LintFinding] = []
+    scores = []
+    for tool in server.tools:
+        view = ToolView(
+            tool, tuple(n for n in names if n != tool["name"]), server.spans, server.extras.get(tool["name"])
+        )
+        tool_findings = [finding for check in TOOL_CHECKS for finding in check(view)]
+        findings += tool_findings
+        scores.append(score_tool(view, tool_findings))
+    findings += check_server(server)
+    kept, suppressed = [], []
+    for finding in findings:
+        reason = _suppression(server, finding)
+        if reason is None:
+            kept.append(finding)
+        else:
+            suppressed.append(Suppressed(finding, reason))
+    return LintResult(server, tuple(kept), tuple(suppressed), ServerScore(tuple(scores)))
+
+
+def _suppression(server: ServerWire, finding: LintFinding) -> str | None:
+    extras = server.extras.get(finding.tool or "")
+    if extras is not None:
+        return extras.suppressions.get(finding.rule_id)
+    # A server-wide finding is suppressed when every tool suppresses its rule (server-level lint).
+    reasons = [e.suppressions.get(finding.rule_id) for e in server.extras.values()]
+    return reasons[0] if reasons and all(reasons) else None
