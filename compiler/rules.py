@@ -57,7 +57,7 @@ _RULES = (
     Rule(
         "TOOL_REFERENCE_UNKNOWN",
         "error",
-        "tool",
+        "usage",
         "A tool quoted in a description (`name`) must exist in the server.",
     ),
     Rule(

@@ -12,6 +12,10 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     if not close:
         lowered = {option.lower(): option for option in options}
         close = [lowered[word.lower()]] if word.lower() in lowered else []
+    if not close:
+        # A truncated name ('CAP_LITERAL') is close to exactly one longer one.
+        prefixed = [option for option in options if option.lower().startswith(word.lower())]
+        close = prefixed if len(prefixed) == 1 else []
     return f"did you mean '{close[0]}'?" if close else None
 
 
