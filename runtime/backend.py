@@ -24,6 +24,9 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "dot.search_project_text": "lynxc.runtime.backends.dot_harness.search:search_project_text",
     "dot.read_project_text": "lynxc.runtime.backends.dot_harness.read:read_project_text",
     "dot.list_project_files": "lynxc.runtime.backends.dot_harness.listing:list_project_files",
+    "agent.grep": "lynxc.runtime.backends.agent_tool.grep:grep",
+    "agent.glob": "lynxc.runtime.backends.agent_tool.glob:glob",
+    "agent.read": "lynxc.runtime.backends.agent_tool.read:read",
 }
 
 

@@ -1,0 +1,1 @@
+"""The agent-tool backends: grep (ripgrep), glob and read under configured roots."""
