@@ -66,7 +66,7 @@ class Search:
         return f"/proc/self/fd/{self.fd}"
 
     def args(self, mode: str = "json") -> list[str]:
-        args = [rg_binary(), "--no-config", "--crlf", "--no-messages"]
+        args = [rg_binary(), "--no-config", "--crlf", "--no-messages", "--no-require-git"]
         args += {
             "json": ["--json", "--binary"],
             "count": ["--count", "--null"],
@@ -171,7 +171,17 @@ def text_of(field: dict[str, Any]) -> str:
 
 def list_files(fd: int, glob: str, *, include_hidden: bool, include_ignored: bool) -> list[str]:
     """`rg --files` under the same ignore rules as a search, filtered by a glob, in path order."""
-    args = [rg_binary(), "--no-config", "--files", "--null", "--sort", "path", "--glob", glob]
+    args = [
+        rg_binary(),
+        "--no-config",
+        "--no-require-git",
+        "--files",
+        "--null",
+        "--sort",
+        "path",
+        "--glob",
+        glob,
+    ]
     if include_hidden:
         args.append("--hidden")
     if include_ignored:
