@@ -27,7 +27,7 @@ from .backend import BackendFn, BackendInfo, load_backend
 from .context import ToolContext
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
-from .schema_refs import inline_local_refs
+from .output_validation import OutputValidator
 from .wire_values import json_size, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
@@ -42,7 +42,7 @@ class LoadedTool:
     input_model: type[BaseModel]
     backend: BackendFn
     info: BackendInfo
-    output_validator: Any  # a jsonschema validator, or None without an output schema
+    output_validator: OutputValidator | None
 
 
 class ToolHost:
@@ -116,13 +116,10 @@ class ToolHost:
 
         structured = to_wire(result)
         if tool.output_validator is not None:
-            from jsonschema.exceptions import best_match
-
-            problem = best_match(tool.output_validator.iter_errors(structured))
+            problem = tool.output_validator.problem(structured)
             if problem is not None:
-                where = "/".join(str(p) for p in problem.absolute_path) or "(root)"
                 logger.error("tool %s returned a result outside its output schema: %s", binding.name, problem)
-                return _error(f"{binding.name!r} produced an invalid result at {where}: {problem.message}")
+                return _error(f"{binding.name!r} produced an invalid result at {problem}")
         limit = binding.caps.get(OUTPUT_JSON_CAP)
         if limit is not None:
             size = json_size(structured)
@@ -140,15 +137,10 @@ class ToolHost:
 
     def _load(self, binding: ToolBinding) -> LoadedTool:
         if binding.name not in self._loaded:
-            # jsonschema is imported here, on a tool's first call, to keep start-up fast.
-            import jsonschema
-
             models = self.definition.load_models(binding)
             fn, info = load_backend(binding.backend)
             output_schema = self._schemas[binding.name].get("outputSchema")
-            validator = None
-            if output_schema:
-                validator = jsonschema.Draft202012Validator(inline_local_refs(output_schema))
+            validator = OutputValidator(output_schema) if output_schema else None
             self._loaded[binding.name] = LoadedTool(getattr(models, binding.input_model), fn, info, validator)
         return self._loaded[binding.name]
 

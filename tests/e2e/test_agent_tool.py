@@ -245,3 +245,16 @@ async def test_glob_and_read(tree: Path) -> None:
     assert binary.is_error and "binary file" in binary.content[0].text
     assert folder.is_error and "is a folder; use glob" in folder.content[0].text
     assert past.is_error and "past the end" in past.content[0].text
+
+
+async def test_dot_ignore_files_are_respected(tmp_path: Path) -> None:
+    write(tmp_path / "keep.txt", "needle kept\n")
+    write(tmp_path / "generated" / "skip.txt", "needle skipped\n")
+    write(tmp_path / ".ignore", "generated/\n")
+    async with stdio_client("agent-tool", {"roots": [str(tmp_path)]}) as client:
+        _, default = await grep(client, pattern="needle", output_mode="files_with_matches")
+        _, everything = await grep(
+            client, pattern="needle", output_mode="files_with_matches", include_ignored=True
+        )
+    assert default["files"] == ["keep.txt"]
+    assert everything["files"] == ["generated/skip.txt", "keep.txt"]

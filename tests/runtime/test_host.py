@@ -143,7 +143,7 @@ for folder in folders:
     anyio.run(main)
 heavy = [m for m in ("lancedb", "duckdb", "trafilatura", "tests.fixtures.backends",
          "lynxc.runtime.backends.dot_harness.search", "datamodel_code_generator", "jinja2", "ruamel",
-         "jsonschema")
+         "jsonschema", "fastjsonschema")
          if m in sys.modules]
 print(heavy)
 """

@@ -14,7 +14,7 @@ from lynxc.runtime.errors import ToolError
 
 from . import cursor as cursors
 from .render import content_lines, cut_line, fit, listing_lines
-from .ripgrep import Search, check_pattern, run_listing, stream_events, text_of
+from .ripgrep import Search, run_listing, stream_events, text_of
 from .roots import Located, open_under_roots
 
 PARAMS = {
@@ -80,7 +80,6 @@ def _grep(params: Any, ctx: ToolContext) -> dict[str, Any]:
             include_hidden=params.include_hidden,
             include_ignored=params.include_ignored,
         )
-        check_pattern(search)
         key = cursors.search_key(
             params.pattern,
             path,

@@ -99,26 +99,6 @@ class RipgrepError(ToolError):
     """ripgrep refused the search (a bad pattern or glob): its message, quoted."""
 
 
-def check_pattern(search: Search) -> None:
-    """Fail fast, quoting ripgrep, on a pattern or glob it cannot parse."""
-    probe = subprocess.run(
-        [
-            rg_binary(),
-            "--no-config",
-            "--regexp",
-            search.pattern,
-            *(["--glob", search.glob] if search.glob else []),
-            "--",
-            os.devnull,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if probe.returncode == 2:
-        message = probe.stderr.strip()
-        raise RipgrepError(f"pattern: ripgrep rejected it:\n{message}")
-
-
 def stream_events(search: Search) -> Iterator[dict[str, Any]]:
     """ripgrep's JSON events as they come; closing the iterator stops ripgrep at once."""
     process = subprocess.Popen(
@@ -138,15 +118,19 @@ def stream_events(search: Search) -> Iterator[dict[str, Any]]:
         process.stdout.close()
         stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
         process.wait()
+        # Exit 2 with a message is ripgrep refusing the pattern or glob (file errors are
+        # silenced by --no-messages); a kill on a full page is not an error.
         if process.returncode == 2 and stderr.strip():
-            raise RipgrepError(f"ripgrep failed:\n{stderr.strip()}")
+            raise RipgrepError(f"pattern: ripgrep rejected the search:\n{stderr.strip()}")
 
 
 def run_listing(search: Search, mode: str) -> list[tuple[str, str]]:
     """`--count` or `--files-with-matches` output: (path, count or '') pairs, NUL-separated paths."""
     done = subprocess.run(search.args(mode), capture_output=True, pass_fds=(search.fd,))
-    if done.returncode == 2:
-        raise RipgrepError(f"ripgrep failed:\n{done.stderr.decode(errors='replace').strip()}")
+    if done.returncode == 2 and done.stderr.strip():
+        raise RipgrepError(
+            f"pattern: ripgrep rejected the search:\n{done.stderr.decode(errors='replace').strip()}"
+        )
     out = []
     for chunk in done.stdout.split(b"\n" if mode == "count" else b"\0"):
         if not chunk:
