@@ -63,10 +63,12 @@ def test_rebuild_is_byte_identical_and_check_names_stale_files(tmp_path: Path) -
     shutil.copytree(ROOT / "schema-changelog", project / "schema-changelog")
     run("--project", str(project), "build")
     first = _outputs(project)
-    assert run("--project", str(project), "build").stdout.endswith("0 file(s) written, 9 unchanged\n")
+    built = [p for p in first if "generated" in p.parts or p.name in ("CHANGELOG.md", "changelog.json")]
+    assert run("--project", str(project), "build").stdout.endswith(
+        f"0 file(s) written, {len(built)} unchanged\n"
+    )
     assert first == _outputs(project)
     assert not any(re.search(rb"\d{4}-\d\d-\d\dT\d\d:\d\d", text) for text in first.values())  # no timestamps
-    assert len(first) == 11  # 9 built files + the released baseline and releases.json
 
     stale_file = project / "generated/dot-harness/README.md"
     stale_file.write_text("edited by hand\n")
