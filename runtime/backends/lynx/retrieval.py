@@ -1,0 +1,140 @@
+"""Search one or more sources: sparse (BM25 full-text), dense (cosine), or hybrid (reciprocal
+rank fusion, k=60, of every source's sparse and dense rankings).
+
+Filters (`file_glob`, `extensions`, `path_contains`) become a SQL condition applied inside each
+query (`prefilter`), so they never empty a page that has matches further down.
+
+Scores are calibrated the same way in every mode: a hit's score is the cosine similarity of
+the query and the chunk under the index's embedder, clipped to [0, 1]. A threshold on it means
+the same for a sparse hit, a dense hit or a fused multi-source hit, unlike raw BM25 or RRF
+values, which have no fixed scale."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .embedders import Embedder
+from .store import Store, sql_quote
+
+RRF_K = 60
+COLUMNS = ["id", "path", "language", "kind", "symbol", "start_line", "end_line", "text", "vector"]
+
+
+@dataclass(frozen=True)
+class Filters:
+    file_glob: str | None = None
+    extensions: tuple[str, ...] = ()
+    path_contains: str | None = None
+
+    def where(self) -> str | None:
+        clauses = []
+        if self.file_glob:
+            pattern = _like(self.file_glob)
+            if "/" in self.file_glob:
+                clauses.append(_like_clause(pattern))
+            else:  # a name pattern matches at the top level or in any folder, as in .gitignore
+                top, nested = _like_clause(pattern), _like_clause("%/" + pattern)
+                clauses.append(f"({top} OR {nested})")
+        if self.extensions:
+            ends = [
+                f"path LIKE {sql_quote('%' + _escape('.' + e.lstrip('.')))} ESCAPE '\\'"
+                for e in self.extensions
+            ]
+            clauses.append("(" + " OR ".join(ends) + ")")
+        if self.path_contains:
+            clauses.append(f"path LIKE {sql_quote('%' + _escape(self.path_contains) + '%')} ESCAPE '\\'")
+        return " AND ".join(clauses) or None
+
+
+def _like_clause(pattern: str) -> str:
+    return f"path LIKE {sql_quote(pattern)} ESCAPE '\\'"
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _like(glob: str) -> str:
+    """A glob as a LIKE pattern: `*` and `**` match any run of characters, `?` one."""
+    return _escape(glob).replace("**", "*").replace("*", "%").replace("?", "_")
+
+
+@dataclass(frozen=True)
+class Hit:
+    source: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    language: str
+    text: str
+    score: float
+
+    def key(self) -> tuple[str, str]:
+        return (self.source, self.path + f":{self.start_line}")
+
+
+def search(
+    store: Store,
+    sources: Sequence[str],
+    query: str,
+    mode: str,
+    top_k: int,
+    embedder: Embedder,
+    filters: Filters = Filters(),
+) -> list[Hit]:
+    vector = embedder.embed([query])[0]
+    where = filters.where()
+    rankings: list[list[dict[str, Any]]] = []
+    names: list[str] = []
+    depth = max(top_k * 3, 30)
+    for source in sources:
+        table = store.table(source)
+        if table is None or table.count_rows() == 0:
+            continue
+        if mode in ("sparse", "hybrid"):
+            rankings.append(_run(table.search(query, query_type="fts"), where, depth))
+            names.append(source)
+        if mode in ("dense", "hybrid"):
+            rankings.append(_run(table.search(vector, query_type="vector").metric("cosine"), where, depth))
+            names.append(source)
+    fused: dict[tuple[str, str], tuple[float, dict[str, Any], str]] = {}
+    for ranking, source in zip(rankings, names, strict=True):
+        for rank, row in enumerate(ranking):
+            key = (source, row["id"])
+            previous = fused.get(key, (0.0, row, source))[0]
+            fused[key] = (previous + 1.0 / (RRF_K + rank + 1), row, source)
+    ordered = sorted(
+        fused.values(), key=lambda item: (-item[0], item[2], item[1]["path"], item[1]["start_line"])
+    )
+    return [_hit(row, source, vector) for _, row, source in ordered[:top_k]]
+
+
+def _run(builder: Any, where: str | None, limit: int) -> list[dict[str, Any]]:
+    if where:
+        builder = builder.where(where, prefilter=True)
+    try:
+        return builder.select(COLUMNS).limit(limit).to_list()
+    except ValueError:  # a full-text query with nothing to match (only stop words): no hits
+        return []
+
+
+def _hit(row: dict[str, Any], source: str, query_vector: np.ndarray) -> Hit:
+    chunk = np.asarray(row["vector"], dtype=np.float32)
+    cosine = float(chunk @ query_vector / max(float(np.linalg.norm(chunk)), 1e-12))
+    return Hit(
+        source,
+        row["path"],
+        int(row["start_line"]),
+        int(row["end_line"]),
+        row["symbol"],
+        row["kind"],
+        row["language"],
+        row["text"],
+        round(min(max(cosine, 0.0), 1.0), 4),
+    )

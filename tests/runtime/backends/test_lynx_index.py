@@ -1,0 +1,144 @@
+"""Indexing and retrieval on LanceDB with the real embedders: incremental updates, crash
+safety, readers during writes, identifier splitting, filters inside the query, calibrated scores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lynxc.runtime.backends.lynx.embedders import get_embedder
+from lynxc.runtime.backends.lynx.indexer import index_source
+from lynxc.runtime.backends.lynx.retrieval import Filters, search
+from lynxc.runtime.backends.lynx.sources import Source
+from lynxc.runtime.backends.lynx.store import Store
+from tests.conftest import ROOT
+
+FILES = {
+    "app/config.py": "def parseConfigFile(path):\n    '''Read the settings file.'''\n    return 0\n",
+    "app/net.py": "def open_socket(host, port):\n    '''Connect to a TCP server.'''\n    return None\n",
+    "app/render.py": "class HtmlRenderer:\n    def render_page(self, title):\n        return title\n",
+    "docs/guide.md": "# Guide\n\n## Configuration\nSettings live in a config file read at start-up.\n",
+    "lib/util.go": "package util\n\nfunc ParseConfigFile(p string) error { return nil }\n",
+}
+
+
+def make_tree(root: Path, files: dict[str, str] = FILES) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.fixture(params=["static", "minilm"])
+def indexed(request: pytest.FixtureRequest, tmp_path: Path):
+    root = tmp_path / "code"
+    make_tree(root)
+    source = Source("code", str(root), "code", ("**/*",), ("docs/**",))
+    store = Store(str(tmp_path / "index"))
+    embedder = get_embedder(request.param)
+    report = index_source(source, store, embedder)
+    return source, store, embedder, report, root
+
+
+def test_index_and_search_modes(indexed) -> None:
+    _, store, embedder, report, _ = indexed
+    assert (report.files, report.changed, report.removed) == (4, 4, 0)  # docs/ excluded
+    sparse = search(store, ["code"], "parse config file", "sparse", 5, embedder)
+    assert {h.path for h in sparse[:2]} == {"app/config.py", "lib/util.go"}  # identifiers split
+    dense = search(store, ["code"], "read the settings", "dense", 5, embedder)
+    assert dense[0].path == "app/config.py"
+    hybrid = search(store, ["code"], "parse config file", "hybrid", 5, embedder)
+    assert hybrid[0].path in ("app/config.py", "lib/util.go")
+    assert all(0.0 <= h.score <= 1.0 for h in sparse + dense + hybrid)
+    assert (
+        hybrid[0].symbol in ("parseConfigFile", "ParseConfigFile")
+        and hybrid[0].start_line == 1 + (hybrid[0].path == "lib/util.go") * 2
+    )
+
+
+def test_filters_apply_inside_the_query(indexed) -> None:
+    _, store, embedder, _, _ = indexed
+    only_go = search(
+        store, ["code"], "parse config file", "hybrid", 1, embedder, Filters(extensions=(".go",))
+    )
+    assert [h.path for h in only_go] == ["lib/util.go"]
+    by_glob = search(store, ["code"], "parse config file", "hybrid", 5, embedder, Filters(file_glob="*.py"))
+    assert by_glob and all(h.path.endswith(".py") for h in by_glob)
+    contains = search(store, ["code"], "render", "sparse", 5, embedder, Filters(path_contains="render"))
+    assert {h.path for h in contains} == {"app/render.py"}  # the class and its method
+    nothing = search(store, ["code"], "render", "hybrid", 5, embedder, Filters(path_contains="nope"))
+    assert nothing == []
+
+
+def test_incremental_updates(indexed) -> None:
+    source, store, embedder, _, root = indexed
+    (root / "app/net.py").write_text("def open_socket(host, port, timeout):\n    return None\n")
+    (root / "app/render.py").unlink()
+    report = index_source(source, store, embedder)
+    assert (report.changed, report.removed) == (1, 1)
+    assert index_source(source, store, embedder).changed == 0  # nothing left to do
+    paths = {h.path for h in search(store, ["code"], "render page html", "hybrid", 10, embedder)}
+    assert "app/render.py" not in paths
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+from lynxc.runtime.backends.lynx import indexer
+from lynxc.runtime.backends.lynx.embedders import get_embedder
+from lynxc.runtime.backends.lynx.sources import Source
+from lynxc.runtime.backends.lynx.store import Store
+indexer.BATCH_FILES = 10
+def die(done, total):
+    if done >= 20:
+        os.kill(os.getpid(), signal.SIGKILL)  # mid-index, after two committed batches
+indexer.index_source(Source("code", sys.argv[1], "code"), Store(sys.argv[2]), get_embedder("static"), die)
+"""
+
+
+def test_kill_9_mid_index_leaves_a_readable_index_and_the_next_run_finishes(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    make_tree(root, {f"m{i:02}.py": f"def handler_{i}():\n    return {i}\n" for i in range(50)})
+    index_dir = tmp_path / "index"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    killed = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(root), str(index_dir)], env=env)
+    assert killed.returncode == -9
+    store = Store(str(index_dir))
+    embedder = get_embedder("static")
+    assert store.table("code").count_rows() == 20  # the two committed batches, readable
+    assert len(search(store, ["code"], "handler_3", "dense", 5, embedder)) == 5
+    report = index_source(Source("code", str(root), "code"), store, embedder)
+    assert report.changed == 30 and store.table("code").count_rows() == 50
+
+
+READER_SCRIPT = """
+import sys, json
+from lynxc.runtime.backends.lynx.embedders import get_embedder
+from lynxc.runtime.backends.lynx.retrieval import search
+from lynxc.runtime.backends.lynx.store import Store
+store, embedder, counts = Store(sys.argv[1]), get_embedder("static"), []
+for _ in range(40):
+    counts.append(len(search(store, ["code"], "handler", "hybrid", 5, embedder)))
+print(json.dumps(counts))
+"""
+
+
+def test_readers_keep_answering_while_the_index_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    make_tree(root, {f"m{i:03}.py": f"def handler_{i}():\n    return {i}\n" for i in range(300)})
+    store, embedder = Store(str(tmp_path / "index")), get_embedder("static")
+    index_source(Source("code", str(root), "code", ("m0*.py",)), store, embedder)  # a first version
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER_SCRIPT, str(tmp_path / "index")],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    index_source(Source("code", str(root), "code"), store, embedder)  # writes while the reader reads
+    out, _ = reader.communicate(timeout=300)
+    assert reader.returncode == 0
+    assert json.loads(out) and all(count == 5 for count in json.loads(out))
