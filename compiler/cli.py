@@ -86,6 +86,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.set_defaults(run=_diff)
 
+    index = verbs.add_parser(
+        "index",
+        help="build or update the search index of a server with sources (lynx-mcp)",
+        description=(
+            "Index each source of SERVER (or only --source NAME) into its LanceDB table, incrementally by "
+            "content hash: changed files are re-chunked, deleted ones removed. Settings as for serve."
+        ),
+    )
+    index.add_argument("server")
+    index.add_argument("--source", help="index only this source")
+    index.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
+    index.set_defaults(run=_index)
+
     lint = verbs.add_parser(
         "lint",
         help="check tool definitions and score them TDQS-style",
@@ -184,6 +197,60 @@ def _diff(args: argparse.Namespace) -> int:
     sys.stdout.write(FORMATS[args.format](reviews))
     failing = FAIL_LEVELS.get(args.fail_on, ())
     return EXIT_FAILED if any(f.level in failing for r in reviews for f in r.findings) else EXIT_OK
+
+
+def _index(args: argparse.Namespace) -> int:
+    from lynxc.runtime.errors import ToolError
+    from lynxc.runtime.settings import SettingsError, parse_assignments, resolve_settings
+
+    definition = _definition(args)
+    if definition is None:
+        return EXIT_USAGE
+    try:
+        settings = resolve_settings(definition.settings_schema, parse_assignments(args.settings))
+    except SettingsError as err:
+        print(f"lynxc index: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    if "sources" not in settings or "index_dir" not in settings:
+        print(f"lynxc index: {definition.name} has no sources to index", file=sys.stderr)
+        return EXIT_USAGE
+    from lynxc.runtime.backends.lynx.embedders import get_embedder
+    from lynxc.runtime.backends.lynx.indexer import index_source
+    from lynxc.runtime.backends.lynx.sources import sources_from_settings
+    from lynxc.runtime.backends.lynx.store import Store
+
+    try:
+        sources = sources_from_settings(settings)
+    except ToolError as err:
+        print(f"lynxc index: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.source and args.source not in sources:
+        print(
+            f"lynxc index: unknown source {args.source!r} (sources: {', '.join(sorted(sources))})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    store = Store(settings["index_dir"])
+    embedder = get_embedder(settings.get("embedder", "minilm"))
+    for name, source in sources.items():
+        if args.source and name != args.source:
+            continue
+
+        def bar(done: int, total: int, name: str = name) -> None:
+            filled = int(30 * done / max(total, 1))
+            print(
+                f"\r{name}: [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files",
+                end="",
+                file=sys.stderr,
+            )
+
+        report = index_source(source, store, embedder, bar)
+        print(
+            f"\r{name}: {report.files} files, {report.changed} (re)indexed into {report.chunks} chunks, "
+            f"{report.removed} removed{' ' * 20}",
+            file=sys.stderr,
+        )
+    return EXIT_OK
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -27,6 +27,9 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "agent.grep": "lynxc.runtime.backends.agent_tool.grep:grep",
     "agent.glob": "lynxc.runtime.backends.agent_tool.glob:glob",
     "agent.read": "lynxc.runtime.backends.agent_tool.read:read",
+    "lynx.list_sources": "lynxc.runtime.backends.lynx.tools:list_sources",
+    "lynx.search": "lynxc.runtime.backends.lynx.tools:search_tool",
+    "lynx.deep_search": "lynxc.runtime.backends.lynx.tools:deep_search",
 }
 
 

@@ -59,6 +59,13 @@ def resolve_settings(
 
 def _typed(name: str, raw: str, node: Mapping[str, Any]) -> Any:
     if node.get("type") == "string":
+        # A bare word, or the same as a JSON string ("minilm"): both mean the text itself.
+        if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+            try:
+                decoded = json.loads(raw)
+            except json.JSONDecodeError:
+                return raw
+            return decoded if isinstance(decoded, str) else raw
         return raw
     try:
         return json.loads(raw)

@@ -20,6 +20,7 @@ TDQS = shutil.which("tdqs") or str(Path(sys.executable).with_name("tdqs"))
     [
         ("dot-harness", ["list_project_files", "read_project_text", "search_project_text"]),
         ("agent-tool", ["glob", "grep", "read"]),
+        ("lynx-mcp", ["deep_search", "list_sources", "search"]),
     ],
 )
 def test_tdqs_lint_finds_no_error_and_no_warning(server: str, tools: list[str]) -> None:

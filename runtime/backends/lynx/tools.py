@@ -1,0 +1,252 @@
+"""The lynx-mcp tools: `list_sources`, `search`, `deep_search` over the LanceDB index."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from lynxc.runtime.backend import backend
+from lynxc.runtime.context import ToolContext
+from lynxc.runtime.errors import ToolError
+
+from .embedders import get_embedder
+from .retrieval import Filters, Hit, search
+from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
+from .store import Store
+
+SETTINGS = {"sources", "index_dir", "embedder", "mode", "top_k", "min_score", "min_results"}
+
+
+def _store(settings: Mapping[str, Any]) -> Store:
+    directory = settings.get("index_dir")
+    if not directory or not os.path.isdir(directory):
+        raise ToolError(f"the index {directory!r} does not exist yet: run `lynxc index lynx-mcp` first")
+    return Store(directory)
+
+
+def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list[str]:
+    known = sources_from_settings(settings)
+    names = [source] if isinstance(source, str) else list(source or known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ToolError(
+            f"source: unknown {', '.join(map(repr, unknown))} (sources: {', '.join(sorted(known))})"
+        )
+    return names
+
+
+def _filters(params: Any) -> Filters:
+    return Filters(params.file_glob, tuple(params.extensions or ()), params.path_contains)
+
+
+def _hit_json(hit: Hit, outline: bool = False) -> dict[str, Any]:
+    text = hit.text.splitlines()[0] if outline and hit.text else hit.text
+    return {
+        "source": hit.source,
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "symbol": hit.symbol,
+        "kind": hit.kind,
+        "score": hit.score,
+        "text": text,
+    }
+
+
+def _render_hits(hits: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for h in hits:
+        lines.append(
+            f"{h['source']}:{h['path']}:{h['start_line']}-{h['end_line']}  {h['symbol']}"
+            f"  (score {h['score']:.2f})"
+        )
+        lines += ["    " + line for line in h["text"].splitlines()[:12]]
+    return lines
+
+
+# --- list_sources -----------------------------------------------------------------------------
+
+
+def render_sources(result: dict[str, Any]) -> str:
+    rows = [
+        f"{s['name']} ({s['kind']}) {s['root']}: {s['chunks']} chunks, {s['files_indexed']} files; "
+        f"drift: {s['drift']['changed']} changed, {s['drift']['added']} new, {s['drift']['removed']} removed"
+        for s in result["sources"]
+    ]
+    return "\n".join(rows) or "No sources configured."
+
+
+@backend(params=set(), settings=SETTINGS, render_text=render_sources)
+async def list_sources(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    return await ctx.run_sync(_list_sources, ctx.settings)
+
+
+def _list_sources(settings: Mapping[str, Any]) -> dict[str, Any]:
+    store = (
+        Store(settings["index_dir"])
+        if settings.get("index_dir") and os.path.isdir(settings["index_dir"])
+        else None
+    )
+    out = []
+    for source in sources_from_settings(settings).values():
+        indexed = store.indexed_hashes(source.name) if store else {}
+        table = store.table(source.name) if store else None
+        out.append(
+            {
+                "name": source.name,
+                "kind": source.kind,
+                "root": source.root,
+                "chunks": table.count_rows() if table is not None else 0,
+                "files_indexed": len(indexed),
+                "drift": _drift(source, indexed),
+            }
+        )
+    return {"sources": out}
+
+
+def _drift(source: Source, indexed: dict[str, str]) -> dict[str, int]:
+    changed = added = 0
+    seen = set()
+    for rel, full in source.files():
+        if os.path.getsize(full) > MAX_FILE_BYTES:
+            continue
+        seen.add(rel)
+        if rel not in indexed:
+            added += 1
+        else:
+            with open(full, "rb") as handle:
+                changed += content_hash(handle.read()) != indexed[rel]
+    return {"changed": changed, "added": added, "removed": len(set(indexed) - seen)}
+
+
+# --- search -----------------------------------------------------------------------------------
+
+
+def render_search(result: dict[str, Any]) -> str:
+    head = f"{len(result['results'])} result(s), {result['mode']} over {', '.join(result['sources'])}"
+    return "\n".join([head, *_render_hits(result["results"])]) if result["results"] else head + ": no match."
+
+
+@backend(
+    params={"query", "source", "top_k", "outline", "file_glob", "extensions", "path_contains"},
+    required_params={"query"},
+    caps={"max_top_k"},
+    settings=SETTINGS,
+    render_text=render_search,
+)
+async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    return await ctx.run_sync(_search, params, ctx)
+
+
+def _top_k(params: Any, ctx: ToolContext) -> int:
+    """The asked number, else the server's default, never above the cap."""
+    return min(params.top_k or ctx.settings.get("top_k", 10), ctx.caps["max_top_k"])
+
+
+def _search(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    settings = ctx.settings
+    names = _chosen(settings, params.source)
+    mode = settings.get("mode", "hybrid")
+    hits = search(
+        _store(settings),
+        names,
+        params.query,
+        mode,
+        _top_k(params, ctx),
+        get_embedder(settings.get("embedder", "minilm")),
+        _filters(params),
+    )
+    return {"mode": mode, "sources": names, "results": [_hit_json(h, params.outline) for h in hits]}
+
+
+# --- deep_search ------------------------------------------------------------------------------
+
+
+def render_deep(result: dict[str, Any]) -> str:
+    head = (
+        f"variant {result['winning_variant'] + 1} passed"
+        if result["passed"]
+        else f"no variant passed; {result['warning']}"
+    )
+    return "\n".join([head, *_render_hits(result["results"])])
+
+
+@backend(
+    params={
+        "queries",
+        "source",
+        "top_k",
+        "mode",
+        "file_glob",
+        "extensions",
+        "path_contains",
+        "min_score",
+        "min_results",
+        "return_all_variants",
+    },
+    required_params={"queries"},
+    caps={"max_top_k"},
+    settings=SETTINGS,
+    render_text=render_deep,
+)
+async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    if any(not query.strip() for query in params.queries):
+        raise ToolError("queries: every phrasing must hold some text")
+    names = _chosen(ctx.settings, params.source)
+    if params.mode and len(names) > 1:
+        raise ToolError("mode: a mode override applies to a single source; name one source or omit mode")
+    settings = ctx.settings
+    mode = params.mode or settings.get("mode", "hybrid")
+    top_k = _top_k(params, ctx)
+    min_score = settings.get("min_score", 0.35) if params.min_score is None else params.min_score
+    min_results = settings.get("min_results", 3) if params.min_results is None else params.min_results
+    store, embedder, filters = (
+        _store(settings),
+        get_embedder(settings.get("embedder", "minilm")),
+        _filters(params),
+    )
+    variants, best = [], None
+    for index, query in enumerate(params.queries):
+        await ctx.report_progress(index, len(params.queries), f"phrasing {index + 1}: {query}")
+        hits = await ctx.run_sync(search, store, names, query, mode, top_k, embedder, filters)
+        strong = [h for h in hits if h.score >= min_score]
+        top = max((h.score for h in hits), default=0.0)
+        variants.append(
+            {
+                "query": query,
+                "results": len(hits),
+                "strong": len(strong),
+                "top_score": top,
+                "passed": len(strong) >= min_results,
+            }
+        )
+        if best is None or (len(strong), top) > (best[1], best[2]):
+            best = (index, len(strong), top, hits)
+        if len(strong) >= min_results:
+            best = (index, len(strong), top, hits)
+            break
+    await ctx.report_progress(len(params.queries), len(params.queries), "done")
+    assert best is not None
+    passed = variants[best[0]]["passed"]
+    warning = (
+        None
+        if passed
+        else (
+            f"no phrasing reached {min_results} results scoring {min_score} or more; these are the strongest "
+            f"(variant {best[0] + 1}, top score {best[2]:.2f})"
+        )
+    )
+    result: dict[str, Any] = {
+        "mode": mode,
+        "sources": names,
+        "passed": passed,
+        "winning_variant": best[0],
+        "min_score": min_score,
+        "min_results": min_results,
+        "warning": warning,
+        "results": [_hit_json(h) for h in best[3]],
+    }
+    if params.return_all_variants:
+        result["variants"] = variants
+    return result

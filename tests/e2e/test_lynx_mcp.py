@@ -1,0 +1,131 @@
+"""lynx-mcp end to end: `lynxc index`, then list_sources, search and deep_search over stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LYNXC, ROOT, settings_args, stdio_client
+
+pytestmark = pytest.mark.anyio
+
+CODE = {
+    "engine/camera.py": (
+        "class Camera:\n"
+        "    def clamp_zoom(self, level):\n"
+        '        """Keep the zoom between its limits."""\n'
+        "        return max(1, min(level, 8))\n"
+    ),
+    "engine/net.py": 'def open_socket(host, port):\n    """Connect to a TCP server."""\n    return None\n',
+    "engine/Loader.cs": (
+        "class ConfigLoader {\n  public Settings ParseConfigFile(string p) { return null; }\n}\n"
+    ),
+}
+DOCS = {
+    "guide.md": "# Guide\n\n## Zoom\nThe camera zoom is clamped to a range.\n\n## Network\nSockets use TCP.\n"
+}
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("lynx")
+    for files, folder in ((CODE, "code"), (DOCS, "docs")):
+        for rel, text in files.items():
+            (base / folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / folder / rel).write_text(text)
+    settings = {
+        "sources": [
+            {"name": "code", "root": str(base / "code"), "kind": "code"},
+            {"name": "docs", "root": str(base / "docs"), "kind": "docs"},
+        ],
+        "index_dir": str(base / "index"),
+        "embedder": "minilm",
+    }
+    done = subprocess.run(
+        [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(settings)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "code: 3 files, 3 (re)indexed" in done.stderr and "docs: 1 files, 1 (re)indexed" in done.stderr
+    return settings
+
+
+async def call(client, tool: str, **arguments):
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+async def test_list_sources_and_search(settings: dict) -> None:
+    code_root = Path(settings["sources"][0]["root"])
+    async with stdio_client("lynx-mcp", settings) as client:
+        listed = await call(client, "list_sources")
+        hits = await call(client, "search", query="keep the camera zoom within limits")
+        only_cs = await call(client, "search", query="parse configuration", extensions=[".cs"])
+        outline = await call(client, "search", query="tcp connection", source="code", outline=True)
+        (code_root / "engine/net.py").write_text("def open_socket(host, port, timeout):\n    return None\n")
+        drifted = await call(client, "list_sources")
+    by_name = {s["name"]: s for s in listed["sources"]}
+    assert by_name["code"]["files_indexed"] == 3 and by_name["code"]["chunks"] >= 4
+    assert by_name["code"]["drift"] == {"changed": 0, "added": 0, "removed": 0}
+    assert {s["name"]: s["drift"]["changed"] for s in drifted["sources"]} == {"code": 1, "docs": 0}
+    top = hits["results"][0]
+    assert (top["path"], top["symbol"]) in {
+        ("engine/camera.py", "Camera.clamp_zoom"),
+        ("guide.md", "Guide > Zoom"),
+    }
+    assert hits["sources"] == ["code", "docs"] and hits["mode"] == "hybrid"
+    assert all(0 <= h["score"] <= 1 for h in hits["results"])
+    assert [h["path"] for h in only_cs["results"]] and all(
+        h["path"].endswith(".cs") for h in only_cs["results"]
+    )
+    assert outline["results"][0]["text"] == "def open_socket(host, port):"
+
+
+async def test_deep_search_passes_or_warns_with_progress(settings: dict) -> None:
+    seen = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, message))
+
+    async with stdio_client("lynx-mcp", settings) as client:
+        strong = await client.call_tool(
+            "deep_search",
+            {
+                "queries": ["zzz qqq nonsense", "camera zoom limits"],
+                "min_score": 0.3,
+                "min_results": 1,
+                "return_all_variants": True,
+            },
+            progress_callback=progress,
+        )
+        weak = await call(
+            client, "deep_search", queries=["quantum chromodynamics", "baroque opera"], min_score=0.9
+        )
+        bad_mode = await client.call_tool("deep_search", {"queries": ["a", "b"], "mode": "dense"})
+        too_few = await client.call_tool("deep_search", {"queries": ["only one"]})
+        unknown = await client.call_tool("search", {"query": "x", "source": "nope"})
+        listed = await call(client, "search", query="tcp connection", source=["code", "docs"], top_k=2)
+        blank = await client.call_tool("deep_search", {"queries": ["camera", "  "]})
+    result = strong.structured_content
+    assert result["passed"] is True and result["winning_variant"] == 1
+    assert [v["passed"] for v in result["variants"]] == [False, True]
+    assert seen[0][1] == "phrasing 1: zzz qqq nonsense" and seen[-1][1] == "done"
+    assert weak["passed"] is False and "no phrasing reached" in weak["warning"] and weak["results"]
+    assert bad_mode.is_error and "mode override applies to a single source" in bad_mode.content[0].text
+    assert too_few.is_error and "queries: List should have at least 2 items" in too_few.content[0].text
+    assert unknown.is_error and "source: unknown 'nope' (sources: code, docs)" in unknown.content[0].text
+    assert listed["sources"] == ["code", "docs"] and len(listed["results"]) == 2
+    assert blank.is_error and "every phrasing must hold some text" in blank.content[0].text
+
+
+async def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
+    settings = {"sources": [{"name": "code", "root": str(tmp_path)}], "index_dir": str(tmp_path / "none")}
+    async with stdio_client("lynx-mcp", settings) as client:
+        result = await client.call_tool("search", {"query": "anything"})
+    assert result.is_error and "run `lynxc index lynx-mcp` first" in result.content[0].text
+    assert json.dumps(settings)  # settings were passed as JSON flags
