@@ -51,7 +51,8 @@ def test_default_compares_git_head_with_the_working_specs(repo: Path) -> None:
     assert (
         "breaking MAXIMUM_DECREASED: changed Input schema / properties / maxResults / maximum" in done.stdout
     )
-    assert diff(repo, "git:HEAD", "git:main").stdout == "agent-tool: no changes\ndot-harness: no changes\n"
+    unchanged = diff(repo, "git:HEAD", "git:main").stdout.splitlines()
+    assert "dot-harness: no changes" in unchanged and all(line.endswith(": no changes") for line in unchanged)
 
 
 def test_github_annotations_point_at_the_spec_lines(repo: Path) -> None:
@@ -72,8 +73,8 @@ def test_markdown_and_json_and_fail_on_levels(repo: Path) -> None:
     )
     report = json.loads(diff(repo, "--format", "json").stdout)
     summaries = {s["server"]: s["summary"] for s in report["servers"]}
-    assert summaries["dot-harness"] == {"breaking": 2, "warning": 1, "info": 1}
-    assert summaries["agent-tool"] == {"breaking": 0, "warning": 0, "info": 0}
+    assert summaries.pop("dot-harness") == {"breaking": 2, "warning": 1, "info": 1}
+    assert all(summary == {"breaking": 0, "warning": 0, "info": 0} for summary in summaries.values())
     assert diff(repo, "--fail-on", "never").returncode == 0
     assert diff(repo, "--fail-on", "any").returncode == 1
     assert "DEFAULT_CHANGED" in diff(repo, "--fail-on", "warning").stdout
