@@ -15,7 +15,7 @@ from lynxc.runtime.errors import ToolError
 from . import cursor as cursors
 from .render import content_lines, cut_line, fit, listing_lines
 from .ripgrep import Search, run_listing, stream_events, text_of
-from .roots import Located, open_under_roots
+from .roots import Located, open_under_roots, requested_path
 
 PARAMS = {
     "pattern",
@@ -57,9 +57,7 @@ async def grep(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _grep(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    if params.path and params.file_path and params.path != params.file_path:
-        raise ToolError("file_path: an alias of path; give one, or the same value in both")
-    path = params.path or params.file_path
+    path = requested_path(params)
     before = params.context if params.before is None else params.before
     after = params.context if params.after is None else params.after
     if params.cursor and (before or after):

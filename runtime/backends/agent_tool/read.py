@@ -12,7 +12,7 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
 from .render import cut_line, fit
-from .roots import open_under_roots
+from .roots import open_under_roots, requested_path
 
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
@@ -45,9 +45,7 @@ async def read(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _read(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    if params.path and params.file_path and params.path != params.file_path:
-        raise ToolError("file_path: an alias of path; give one, or the same value in both")
-    path = params.path or params.file_path
+    path = requested_path(params)
     if not path:
         raise ToolError("path: name the file to read (path or file_path)")
     with open_under_roots(ctx.settings, path) as located:

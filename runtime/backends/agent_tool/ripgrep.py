@@ -16,26 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lynxc.runtime.backends.vendored import VENDOR_DIRS
 from lynxc.runtime.errors import ToolError
-
-# Skipped unless include_ignored, like .gitignore'd paths: dependency and build output folders.
-VENDOR_DIRS = (
-    ".git",
-    "node_modules",
-    "vendor",
-    "dist",
-    "build",
-    "target",
-    "__pycache__",
-    ".venv",
-    "venv",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    "coverage",
-    ".next",
-    "bower_components",
-)
 
 
 def rg_binary() -> str:
@@ -82,17 +64,20 @@ class Search:
             args += ["--before-context", str(self.before)]
         if self.after:
             args += ["--after-context", str(self.after)]
-        if self.include_hidden:
-            args.append("--hidden")
-        if self.include_ignored:
-            args.append("--no-ignore")
-        else:
-            args += [arg for name in VENDOR_DIRS for arg in ("--glob", f"!{name}/")]
+        args += visibility_args(self.include_hidden, self.include_ignored)
         if self.sort:
             args += ["--sort", "path"]
         if self.max_count_per_file is not None:
             args += ["--max-count", str(self.max_count_per_file)]
         return [*args, "--regexp", self.pattern, "--", self.target]
+
+
+def visibility_args(include_hidden: bool, include_ignored: bool) -> list[str]:
+    """Hidden names are skipped unless asked for; so are ignored paths and vendor folders."""
+    args = ["--hidden"] if include_hidden else []
+    if include_ignored:
+        return [*args, "--no-ignore"]
+    return args + [arg for name in VENDOR_DIRS for arg in ("--glob", f"!{name}/")]
 
 
 class RipgrepError(ToolError):
@@ -166,12 +151,7 @@ def list_files(fd: int, glob: str, *, include_hidden: bool, include_ignored: boo
         "--glob",
         glob,
     ]
-    if include_hidden:
-        args.append("--hidden")
-    if include_ignored:
-        args.append("--no-ignore")
-    else:
-        args += [arg for name in VENDOR_DIRS for arg in ("--glob", f"!{name}/")]
+    args += visibility_args(include_hidden, include_ignored)
     done = subprocess.run([*args, "--", f"/proc/self/fd/{fd}"], capture_output=True, pass_fds=(fd,))
     if done.returncode == 2:
         raise RipgrepError(

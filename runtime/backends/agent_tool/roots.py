@@ -22,6 +22,13 @@ class Located:
         return self.root if self.opened.rel == "." else os.path.join(self.root, self.opened.rel)
 
 
+def requested_path(params: Any) -> str | None:
+    """`path`, or its alias `file_path`; naming two different paths is an error."""
+    if params.path and params.file_path and params.path != params.file_path:
+        raise ToolError("file_path: an alias of path; give one, or the same value in both")
+    return params.path or params.file_path
+
+
 def configured_roots(settings: Mapping[str, Any]) -> list[str]:
     roots = [os.path.normpath(r) for r in settings.get("roots") or []]
     if not roots:

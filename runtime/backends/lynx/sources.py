@@ -9,20 +9,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lynxc.runtime.backends.vendored import VENDOR_DIRS
 from lynxc.runtime.errors import ToolError
 
-SKIPPED_DIRS = {
-    ".git",
-    "node_modules",
-    "vendor",
-    "dist",
-    "build",
-    "target",
-    "__pycache__",
-    ".venv",
-    "venv",
-    ".tox",
-}
 MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
@@ -40,7 +29,7 @@ class Source:
     def files(self) -> Iterator[tuple[str, str]]:
         """(path relative to the root, absolute path) of every wanted regular file, in path order."""
         for folder, dirs, names in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+            dirs[:] = sorted(d for d in dirs if d not in VENDOR_DIRS and not d.startswith("."))
             for name in sorted(names):
                 full = os.path.join(folder, name)
                 rel = os.path.relpath(full, self.root).replace(os.sep, "/")
