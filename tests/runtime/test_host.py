@@ -133,7 +133,7 @@ from pathlib import Path
 from mcp import Client
 from lynxc.runtime.definition import load_definition
 from lynxc.runtime.host import ToolHost
-folders = [Path({str(ROOT / "generated/dot-harness")!r}),
+folders = [Path({str(ROOT / "generated/dot-harness")!r}), Path({str(ROOT / "generated/lynx-mcp")!r}),
            Path({str(fixture_project / "generated/fixture")!r})]
 for folder in folders:
     server = ToolHost(load_definition(folder), {{}}).server()
@@ -143,7 +143,8 @@ for folder in folders:
     anyio.run(main)
 heavy = [m for m in ("lancedb", "duckdb", "trafilatura", "tests.fixtures.backends",
          "lynxc.runtime.backends.dot_harness.search", "datamodel_code_generator", "jinja2", "ruamel",
-         "jsonschema", "fastjsonschema")
+         "jsonschema", "fastjsonschema", "onnxruntime", "tree_sitter", "pyarrow",
+         "lynxc.runtime.backends.lynx.tools")
          if m in sys.modules]
 print(heavy)
 """
