@@ -37,11 +37,6 @@ DIMENSIONS = tuple(WEIGHTS)
 SCOPE_CUES = re.compile(
     r"\b(only|inside|within|one|single|without|not|instead|rather than|from|across)\b", re.I
 )
-SEMANTIC_CUES = re.compile(
-    r"\b(default|defaults|e\.g\.|for example|at most|up to|max|min|between|omit|only|overrides?|alias|format|"
-    r"YYYY|clamped|must|ranked)\b",
-    re.I,
-)
 WHEN_NOT_CUES = re.compile(
     r"\b(do not|don't|avoid|not for|instead|rather than|only (when|if)|narrow|refine|raise|increase)\b", re.I
 )

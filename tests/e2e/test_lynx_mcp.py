@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -128,4 +127,3 @@ async def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
     async with stdio_client("lynx-mcp", settings) as client:
         result = await client.call_tool("search", {"query": "anything"})
     assert result.is_error and "run `lynxc index lynx-mcp` first" in result.content[0].text
-    assert json.dumps(settings)  # settings were passed as JSON flags

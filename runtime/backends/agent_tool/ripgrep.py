@@ -41,7 +41,6 @@ class Search:
     include_hidden: bool = False
     include_ignored: bool = False
     sort: bool = False
-    max_count_per_file: int | None = None
 
     @property
     def target(self) -> str:
@@ -67,8 +66,6 @@ class Search:
         args += visibility_args(self.include_hidden, self.include_ignored)
         if self.sort:
             args += ["--sort", "path"]
-        if self.max_count_per_file is not None:
-            args += ["--max-count", str(self.max_count_per_file)]
         return [*args, "--regexp", self.pattern, "--", self.target]
 
 

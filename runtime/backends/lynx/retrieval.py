@@ -40,13 +40,10 @@ class Filters:
                 top, nested = _like_clause(pattern), _like_clause("%/" + pattern)
                 clauses.append(f"({top} OR {nested})")
         if self.extensions:
-            ends = [
-                f"path LIKE {sql_quote('%' + _escape('.' + e.lstrip('.')))} ESCAPE '\\'"
-                for e in self.extensions
-            ]
+            ends = [_like_clause("%" + _escape("." + e.lstrip("."))) for e in self.extensions]
             clauses.append("(" + " OR ".join(ends) + ")")
         if self.path_contains:
-            clauses.append(f"path LIKE {sql_quote('%' + _escape(self.path_contains) + '%')} ESCAPE '\\'")
+            clauses.append(_like_clause("%" + _escape(self.path_contains) + "%"))
         return " AND ".join(clauses) or None
 
 
@@ -74,9 +71,6 @@ class Hit:
     language: str
     text: str
     score: float
-
-    def key(self) -> tuple[str, str]:
-        return (self.source, self.path + f":{self.start_line}")
 
 
 def search(

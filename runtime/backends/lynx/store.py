@@ -85,7 +85,7 @@ class Store:
         records = [
             {**row.__dict__, "vector": vector.tolist()} for row, vector in zip(rows, vectors, strict=True)
         ]
-        condition = "path IN (" + ", ".join(_quote(p) for p in paths) + ")"
+        condition = "path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
         if not records:
             table.delete(condition)
             return
@@ -106,9 +106,6 @@ class Store:
             table.create_fts_index("search_text", replace=True, stem=True, remove_stop_words=True)
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def sql_quote(text: str) -> str:
-    return _quote(text)
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
