@@ -80,6 +80,9 @@ def generate_models(tool: ToolIR, header: str) -> str:
         strict_nullable=True,
         collapse_root_models=True,
         skip_root_model=True,
+        # Constrained scalars (array items with a pattern or length) become Annotated aliases, not
+        # RootModel classes: backends get plain values, not wrappers (upstream issue 2120).
+        use_type_alias=True,
         formatters=[],
     )
     assert isinstance(code, str)

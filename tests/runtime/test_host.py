@@ -67,6 +67,17 @@ async def test_bad_arguments_name_the_field_and_the_rule(fixture_project: Path, 
     assert message in result.content[0].text
 
 
+async def test_constrained_array_items_arrive_as_plain_values(fixture_project: Path) -> None:
+    async with client_for(fixture_project) as client:
+        joined = await client.call_tool("join", {"words": ["alpha", "beta"]})
+        upper = await client.call_tool("join", {"words": ["alpha", "Beta"]})
+    assert not joined.is_error and joined.structured_content == {"joined": "alpha+beta"}
+    assert upper.is_error
+    assert "words.1: String should match pattern '^[a-z]+$' (rule string_pattern_mismatch)" in (
+        upper.content[0].text
+    )
+
+
 async def test_failures_are_tool_errors_and_the_server_stays_up(fixture_project: Path) -> None:
     async with client_for(fixture_project) as client:
         exploded = await client.call_tool("explode", {})
@@ -120,7 +131,7 @@ async def test_tools_list_paginates_with_a_cursor(fixture_project: Path) -> None
         with pytest.raises(MCPError) as bad:
             await client.list_tools(cursor="bogus")
     assert [t.name for t in first.tools] == ["echo", "count_to", "explode", "refuse"]
-    assert [t.name for t in second.tools] == ["wrong_shape", "sleep_forever"]
+    assert [t.name for t in second.tools] == ["wrong_shape", "sleep_forever", "join"]
     assert second.next_cursor is None
     assert bad.value.code == -32602
 
