@@ -11,14 +11,18 @@ Each abstract is written as one file of a docs source, indexed with `index_sourc
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.indexer import index_source
+from lynxc.runtime.backends.lynx.reader import IndexReader
 from lynxc.runtime.backends.lynx.retrieval import search
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import Store
@@ -81,11 +85,9 @@ def main() -> None:
             f"Cranfield: {len(corpus)} abstracts -> {report.chunks} chunks, {len(queries)} queries "
             f"({len(qrels)} judged); indexed with {args.embedder} in {took:.1f} s"
         )
+        vectors = dict(zip(queries, embedder.embed(list(queries.values())), strict=True))
         for mode in ("sparse", "dense", "hybrid"):
-            runs[f"lynx {mode} ({args.embedder})"] = {
-                q: _unique_docs(search(store, ["cranfield"], text, mode, 100, embedder))
-                for q, text in queries.items()
-            }
+            runs[f"lynx {mode} ({args.embedder})"] = asyncio.run(run_mode(store, queries, vectors, mode))
     import bm25s
 
     ids = list(corpus)
@@ -102,6 +104,16 @@ def main() -> None:
         q: [ids[i] for i in row] for q, row in zip(queries, results, strict=True)
     }
     evaluate(runs, qrels)
+
+
+async def run_mode(
+    store: Store, queries: dict[str, str], vectors: dict[str, np.ndarray], mode: str
+) -> dict[str, list[str]]:
+    reader = IndexReader(store.directory)
+    return {
+        q: _unique_docs(await search(reader, ["cranfield"], text, vectors[q], mode, 100))
+        for q, text in queries.items()
+    }
 
 
 def _unique_docs(hits) -> list[str]:

@@ -2,7 +2,7 @@
 rank fusion, k=60, of every source's sparse and dense rankings).
 
 Filters (`file_glob`, `extensions`, `path_contains`) become a SQL condition applied inside each
-query (`prefilter`), so they never empty a page that has matches further down.
+query, before ranking, so they never empty a page that has matches further down.
 
 Scores are calibrated the same way in every mode: a hit's score is the cosine similarity of
 the query and the chunk under the index's embedder, clipped to [0, 1]. A threshold on it means
@@ -11,16 +11,19 @@ values, which have no fixed scale."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .embedders import Embedder
-from .store import Store, sql_quote
+from .reader import IndexReader
+from .store import sql_quote
 
 RRF_K = 60
+ANN_EF = 200
+ANN_REFINE = 5
 COLUMNS = ["id", "path", "language", "kind", "symbol", "start_line", "end_line", "text", "vector"]
 
 
@@ -73,30 +76,28 @@ class Hit:
     score: float
 
 
-def search(
-    store: Store,
+async def search(
+    reader: IndexReader,
     sources: Sequence[str],
     query: str,
+    vector: np.ndarray,
     mode: str,
     top_k: int,
-    embedder: Embedder,
     filters: Filters = Filters(),
 ) -> list[Hit]:
-    vector = embedder.embed([query])[0]
+    """The top hits for `query` (and its embedding `vector`); every source's queries run at once."""
+    tables = await reader.tables(sources)
     where = filters.where()
-    rankings: list[list[dict[str, Any]]] = []
-    names: list[str] = []
     depth = max(top_k * 3, 30)
-    for source in sources:
-        table = store.table(source)
-        if table is None or table.count_rows() == 0:
-            continue
+    queries, names = [], []
+    for source, table in tables.items():
         if mode in ("sparse", "hybrid"):
-            rankings.append(_run(table.search(query, query_type="fts"), where, depth))
+            queries.append(_sparse(table, query, where, depth))
             names.append(source)
         if mode in ("dense", "hybrid"):
-            rankings.append(_run(table.search(vector, query_type="vector").metric("cosine"), where, depth))
+            queries.append(_dense(table, vector, where, depth))
             names.append(source)
+    rankings = await asyncio.gather(*queries)
     fused: dict[tuple[str, str], tuple[float, dict[str, Any], str]] = {}
     for ranking, source in zip(rankings, names, strict=True):
         for rank, row in enumerate(ranking):
@@ -109,13 +110,27 @@ def search(
     return [_hit(row, source, vector) for _, row, source in ordered[:top_k]]
 
 
-def _run(builder: Any, where: str | None, limit: int) -> list[dict[str, Any]]:
+async def _sparse(table: Any, query: str, where: str | None, limit: int) -> list[dict[str, Any]]:
+    builder = table.query().nearest_to_text(query)
     if where:
-        builder = builder.where(where, prefilter=True)
+        builder = builder.where(where)  # a pre-filter: async queries filter before ranking
     try:
-        return builder.select(COLUMNS).limit(limit).to_list()
-    except ValueError:  # a full-text query with nothing to match (only stop words): no hits
-        return []
+        return await builder.select([*COLUMNS, "_score"]).limit(limit).to_list()
+    except ValueError as err:
+        if "INVERTED index" in str(err):
+            return []  # a first `lynxc index` run stopped before building it; the next run does
+        raise
+
+
+async def _dense(table: Any, vector: np.ndarray, where: str | None, limit: int) -> list[dict[str, Any]]:
+    # ef and refine_factor only matter once the table has an ANN index (store.finish): they
+    # buy back recall (measured 0.97-0.99 of the exact top 30, against 0.85-0.89 without).
+    # HNSW must explore at least the candidates it hands to the refine step.
+    ef = max(ANN_EF, limit * ANN_REFINE)
+    builder = table.query().nearest_to(vector).distance_type("cosine").ef(ef).refine_factor(ANN_REFINE)
+    if where:
+        builder = builder.where(where)
+    return await builder.select([*COLUMNS, "_distance"]).limit(limit).to_list()
 
 
 def _hit(row: dict[str, Any], source: str, query_vector: np.ndarray) -> Hit:

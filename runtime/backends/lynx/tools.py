@@ -11,6 +11,7 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
 from .embedders import get_embedder
+from .reader import IndexReader, reader_for
 from .retrieval import Filters, Hit, search
 from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
 from .store import Store
@@ -18,11 +19,18 @@ from .store import Store
 SETTINGS = {"sources", "index_dir", "embedder", "mode", "top_k", "min_score", "min_results"}
 
 
-def _store(settings: Mapping[str, Any]) -> Store:
+def _reader(settings: Mapping[str, Any]) -> IndexReader:
     directory = settings.get("index_dir")
     if not directory or not os.path.isdir(directory):
         raise ToolError(f"the index {directory!r} does not exist yet: run `lynxc index lynx-mcp` first")
-    return Store(directory)
+    return reader_for(directory)
+
+
+async def _embed(ctx: ToolContext, query: str) -> Any:
+    """The query's vector, computed off the event loop: loading the model takes a second, running
+    the transformer milliseconds."""
+    name = ctx.settings.get("embedder", "minilm")
+    return (await ctx.run_sync(lambda: get_embedder(name).embed([query])))[0]
 
 
 def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list[str]:
@@ -136,28 +144,17 @@ def render_search(result: dict[str, Any]) -> str:
     render_text=render_search,
 )
 async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    return await ctx.run_sync(_search, params, ctx)
+    names = _chosen(ctx.settings, params.source)
+    mode = ctx.settings.get("mode", "hybrid")
+    reader = _reader(ctx.settings)
+    vector = await _embed(ctx, params.query)
+    hits = await search(reader, names, params.query, vector, mode, _top_k(params, ctx), _filters(params))
+    return {"mode": mode, "sources": names, "results": [_hit_json(h, params.outline) for h in hits]}
 
 
 def _top_k(params: Any, ctx: ToolContext) -> int:
     """The asked number, else the server's default, never above the cap."""
     return min(params.top_k or ctx.settings.get("top_k", 10), ctx.caps["max_top_k"])
-
-
-def _search(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    settings = ctx.settings
-    names = _chosen(settings, params.source)
-    mode = settings.get("mode", "hybrid")
-    hits = search(
-        _store(settings),
-        names,
-        params.query,
-        mode,
-        _top_k(params, ctx),
-        get_embedder(settings.get("embedder", "minilm")),
-        _filters(params),
-    )
-    return {"mode": mode, "sources": names, "results": [_hit_json(h, params.outline) for h in hits]}
 
 
 # --- deep_search ------------------------------------------------------------------------------
@@ -201,15 +198,11 @@ async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
     top_k = _top_k(params, ctx)
     min_score = settings.get("min_score", 0.35) if params.min_score is None else params.min_score
     min_results = settings.get("min_results", 3) if params.min_results is None else params.min_results
-    store, embedder, filters = (
-        _store(settings),
-        get_embedder(settings.get("embedder", "minilm")),
-        _filters(params),
-    )
+    reader, filters = _reader(settings), _filters(params)
     variants, best = [], None
     for index, query in enumerate(params.queries):
         await ctx.report_progress(index, len(params.queries), f"phrasing {index + 1}: {query}")
-        hits = await ctx.run_sync(search, store, names, query, mode, top_k, embedder, filters)
+        hits = await search(reader, names, query, await _embed(ctx, query), mode, top_k, filters)
         strong = [h for h in hits if h.score >= min_score]
         top = max((h.score for h in hits), default=0.0)
         variants.append(

@@ -3,6 +3,7 @@ safety, readers during writes, identifier splitting, filters inside the query, c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.runtime.backends.lynx.embedders import get_embedder
+from lynxc.runtime.backends.lynx.embedders import Embedder, get_embedder
 from lynxc.runtime.backends.lynx.indexer import index_source
-from lynxc.runtime.backends.lynx.retrieval import Filters, search
+from lynxc.runtime.backends.lynx.reader import IndexReader
+from lynxc.runtime.backends.lynx.retrieval import Filters, Hit, search
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
 from tests.conftest import ROOT
 
 FILES = {
@@ -33,6 +35,15 @@ def make_tree(root: Path, files: dict[str, str] = FILES) -> None:
         (root / rel).write_text(text)
 
 
+def find(
+    store: Store, query: str, mode: str, top_k: int, embedder: Embedder, filters: Filters | None = None
+) -> list[Hit]:
+    """One search of source `code`, the way a server runs it."""
+    reader = IndexReader(store.directory)
+    vector = embedder.embed([query])[0]
+    return asyncio.run(search(reader, ["code"], query, vector, mode, top_k, filters or Filters()))
+
+
 @pytest.fixture(params=["static", "minilm"])
 def indexed(request: pytest.FixtureRequest, tmp_path: Path):
     root = tmp_path / "code"
@@ -47,11 +58,11 @@ def indexed(request: pytest.FixtureRequest, tmp_path: Path):
 def test_index_and_search_modes(indexed) -> None:
     _, store, embedder, report, _ = indexed
     assert (report.files, report.changed, report.removed) == (4, 4, 0)  # docs/ excluded
-    sparse = search(store, ["code"], "parse config file", "sparse", 5, embedder)
+    sparse = find(store, "parse config file", "sparse", 5, embedder)
     assert {h.path for h in sparse[:2]} == {"app/config.py", "lib/util.go"}  # identifiers split
-    dense = search(store, ["code"], "read the settings", "dense", 5, embedder)
+    dense = find(store, "read the settings", "dense", 5, embedder)
     assert dense[0].path == "app/config.py"
-    hybrid = search(store, ["code"], "parse config file", "hybrid", 5, embedder)
+    hybrid = find(store, "parse config file", "hybrid", 5, embedder)
     assert hybrid[0].path in ("app/config.py", "lib/util.go")
     assert all(0.0 <= h.score <= 1.0 for h in sparse + dense + hybrid)
     assert (
@@ -62,15 +73,13 @@ def test_index_and_search_modes(indexed) -> None:
 
 def test_filters_apply_inside_the_query(indexed) -> None:
     _, store, embedder, _, _ = indexed
-    only_go = search(
-        store, ["code"], "parse config file", "hybrid", 1, embedder, Filters(extensions=(".go",))
-    )
+    only_go = find(store, "parse config file", "hybrid", 1, embedder, Filters(extensions=(".go",)))
     assert [h.path for h in only_go] == ["lib/util.go"]
-    by_glob = search(store, ["code"], "parse config file", "hybrid", 5, embedder, Filters(file_glob="*.py"))
+    by_glob = find(store, "parse config file", "hybrid", 5, embedder, Filters(file_glob="*.py"))
     assert by_glob and all(h.path.endswith(".py") for h in by_glob)
-    contains = search(store, ["code"], "render", "sparse", 5, embedder, Filters(path_contains="render"))
+    contains = find(store, "render", "sparse", 5, embedder, Filters(path_contains="render"))
     assert {h.path for h in contains} == {"app/render.py"}  # the class and its method
-    nothing = search(store, ["code"], "render", "hybrid", 5, embedder, Filters(path_contains="nope"))
+    nothing = find(store, "render", "hybrid", 5, embedder, Filters(path_contains="nope"))
     assert nothing == []
 
 
@@ -81,7 +90,7 @@ def test_incremental_updates(indexed) -> None:
     report = index_source(source, store, embedder)
     assert (report.changed, report.removed) == (1, 1)
     assert index_source(source, store, embedder).changed == 0  # nothing left to do
-    paths = {h.path for h in search(store, ["code"], "render page html", "hybrid", 10, embedder)}
+    paths = {h.path for h in find(store, "render page html", "hybrid", 10, embedder)}
     assert "app/render.py" not in paths
 
 
@@ -90,7 +99,7 @@ import os, signal, sys
 from lynxc.runtime.backends.lynx import indexer
 from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
 indexer.BATCH_FILES = 10
 def die(done, total):
     if done >= 20:
@@ -109,20 +118,30 @@ def test_kill_9_mid_index_leaves_a_readable_index_and_the_next_run_finishes(tmp_
     store = Store(str(index_dir))
     embedder = get_embedder("static")
     assert store.table("code").count_rows() == 20  # the two committed batches, readable
-    assert len(search(store, ["code"], "handler_3", "dense", 5, embedder)) == 5
+    assert len(find(store, "handler_3", "dense", 5, embedder)) == 5
     report = index_source(Source("code", str(root), "code"), store, embedder)
     assert report.changed == 30 and store.table("code").count_rows() == 50
 
 
 READER_SCRIPT = """
-import sys, json
+import asyncio, json, sys, time
 from lynxc.runtime.backends.lynx.embedders import get_embedder
-from lynxc.runtime.backends.lynx.retrieval import search
-from lynxc.runtime.backends.lynx.store import Store
-store, embedder, counts = Store(sys.argv[1]), get_embedder("static"), []
-for _ in range(40):
-    counts.append(len(search(store, ["code"], "handler", "hybrid", 5, embedder)))
-print(json.dumps(counts))
+from lynxc.runtime.backends.lynx.reader import IndexReader
+from lynxc.runtime.backends.lynx.retrieval import Filters, search
+
+async def main():
+    reader, vector = IndexReader(sys.argv[1]), get_embedder("static").embed(["handler"])[0]
+    counts, new = [], []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:  # one reader, its tables opened once, as in a server
+        counts.append(len(await search(reader, ["code"], "handler", vector, "hybrid", 5)))
+        later = Filters(path_contains="m2")  # files only the second run indexes
+        new.append(len(await search(reader, ["code"], "handler", vector, "hybrid", 5, later)))
+        if new[-1] and len(counts) >= 20:
+            break
+    print(json.dumps([counts, new]))
+
+asyncio.run(main())
 """
 
 
@@ -141,4 +160,42 @@ def test_readers_keep_answering_while_the_index_is_written(tmp_path: Path) -> No
     index_source(Source("code", str(root), "code"), store, embedder)  # writes while the reader reads
     out, _ = reader.communicate(timeout=300)
     assert reader.returncode == 0
-    assert json.loads(out) and all(count == 5 for count in json.loads(out))
+    counts, new = json.loads(out)
+    assert counts and all(count == 5 for count in counts)  # never an empty or failed answer
+    assert set(new) <= {0, 5} and new[-1] == 5  # the new commit is seen by the open reader
+
+
+def test_an_ann_index_once_a_table_is_large_and_flat_below(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    names = {i: f"{words[i % 10]}_{words[i // 10 % 10]}_{i}" for i in range(1000)}
+    make_tree(
+        root, {f"m{i:04}.py": f"def {name}():\n    return '{words[i // 100]}'\n" for i, name in names.items()}
+    )
+    store, embedder = Store(str(tmp_path / "index")), get_embedder("static")
+    source = Source("code", str(root), "code", ("m0*.py",))
+    index_source(source, store, embedder, ann_min_rows=1001)  # 1000 files, one chunk each: flat
+    flat = {h.path for h in find(store, "delta echo", "dense", 20, embedder)}
+    assert _vector_indexed(store) is None
+    index_source(source, store, embedder, ann_min_rows=1000)  # nothing new, but now large enough
+    assert _vector_indexed(store) == 1000
+    ann = {h.path for h in find(store, "delta echo", "dense", 20, embedder)}
+    assert len(ann & flat) >= 18  # approximate, refined: nearly the exact top 20
+    (root / "m0000.py").write_text("def delta_echo_zulu():\n    return 'delta echo'\n")
+    index_source(source, store, embedder, ann_min_rows=1000)  # the index takes in the change
+    assert _vector_indexed(store) == 1000
+    assert find(store, "delta echo zulu", "sparse", 1, embedder)[0].path == "m0000.py"
+
+
+def _vector_indexed(store: Store) -> int | None:
+    """Rows in the table's vector index, or None without one."""
+    indices = store.table("code").list_indices()
+    return next((index.num_indexed_rows for index in indices if index.columns == ["vector"]), None)
+
+
+def test_one_writer_at_a_time(tmp_path: Path) -> None:
+    busy = pytest.raises(IndexBusy, match="another `lynxc index` is writing")
+    with writer_lock(str(tmp_path)), busy, writer_lock(str(tmp_path)):
+        pass
+    with writer_lock(str(tmp_path)):  # released with its holder
+        pass
