@@ -214,10 +214,8 @@ def _index(args: argparse.Namespace) -> int:
     if "sources" not in settings or "index_dir" not in settings:
         print(f"lynxc index: {definition.name} has no sources to index", file=sys.stderr)
         return EXIT_USAGE
-    from lynxc.runtime.backends.lynx.embedders import get_embedder
-    from lynxc.runtime.backends.lynx.indexer import index_source
     from lynxc.runtime.backends.lynx.sources import sources_from_settings
-    from lynxc.runtime.backends.lynx.store import Store
+    from lynxc.runtime.backends.lynx.store import IndexBusy, writer_lock
 
     try:
         sources = sources_from_settings(settings)
@@ -230,10 +228,24 @@ def _index(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    try:
+        with writer_lock(settings["index_dir"]):
+            _index_sources(sources, args.source, settings)
+    except IndexBusy as err:
+        print(f"lynxc index: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _index_sources(sources: dict, only: str | None, settings: dict) -> None:
+    from lynxc.runtime.backends.lynx.embedders import get_embedder
+    from lynxc.runtime.backends.lynx.indexer import index_source
+    from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, Store
+
     store = Store(settings["index_dir"])
     embedder = get_embedder(settings.get("embedder", "minilm"))
     for name, source in sources.items():
-        if args.source and name != args.source:
+        if only and name != only:
             continue
 
         def bar(done: int, total: int, name: str = name) -> None:
@@ -244,13 +256,12 @@ def _index(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
 
-        report = index_source(source, store, embedder, bar)
+        report = index_source(source, store, embedder, bar, settings.get("ann_min_rows", ANN_MIN_ROWS))
         print(
             f"\r{name}: {report.files} files, {report.changed} (re)indexed into {report.chunks} chunks, "
             f"{report.removed} removed{' ' * 20}",
             file=sys.stderr,
         )
-    return EXIT_OK
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lynxc.runtime.backends.lynx.store import writer_lock
 from tests.conftest import LYNXC, ROOT, settings_args, stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -110,6 +111,7 @@ async def test_deep_search_passes_or_warns_with_progress(settings: dict) -> None
         unknown = await client.call_tool("search", {"query": "x", "source": "nope"})
         listed = await call(client, "search", query="tcp connection", source=["code", "docs"], top_k=2)
         blank = await client.call_tool("deep_search", {"queries": ["camera", "  "]})
+        empty = await client.call_tool("deep_search", {"queries": ["camera", ""]})
     result = strong.structured_content
     assert result["passed"] is True and result["winning_variant"] == 1
     assert [v["passed"] for v in result["variants"]] == [False, True]
@@ -120,6 +122,7 @@ async def test_deep_search_passes_or_warns_with_progress(settings: dict) -> None
     assert unknown.is_error and "source: unknown 'nope' (sources: code, docs)" in unknown.content[0].text
     assert listed["sources"] == ["code", "docs"] and len(listed["results"]) == 2
     assert blank.is_error and "every phrasing must hold some text" in blank.content[0].text
+    assert empty.is_error and "queries.1: String should have at least 1 character" in empty.content[0].text
 
 
 async def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
@@ -127,3 +130,35 @@ async def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
     async with stdio_client("lynx-mcp", settings) as client:
         result = await client.call_tool("search", {"query": "anything"})
     assert result.is_error and "run `lynxc index lynx-mcp` first" in result.content[0].text
+
+
+async def test_several_servers_serve_one_index_while_lynxc_index_writes(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    root.mkdir()
+    for i in range(100):
+        (root / f"m{i:03}.py").write_text(f"def handler_{i}():\n    return {i}\n")
+    settings = {
+        "sources": [{"name": "code", "root": str(root)}],
+        "index_dir": str(tmp_path / "index"),
+        "embedder": "static",
+    }
+    command = [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(settings)]
+    assert subprocess.run(command, capture_output=True).returncode == 0
+    for i in range(100, 400):  # the second run indexes these while both servers answer
+        (root / f"m{i:03}.py").write_text(f"def handler_{i}():\n    return {i}\n")
+    newer = {"query": "handler", "path_contains": "m3"}
+    async with stdio_client("lynx-mcp", settings) as first, stdio_client("lynx-mcp", settings) as second:
+        writer = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        answers = 0
+        while writer.poll() is None or answers < 10:
+            for client in (first, second):
+                assert len((await call(client, "search", query="handler", top_k=5))["results"]) == 5
+                assert len((await call(client, "search", **newer))["results"]) in (0, 10)
+                answers += 1
+        assert writer.wait() == 0, writer.stderr.read() if writer.stderr else ""
+        for client in (first, second):  # the new commit is seen by servers that were already up
+            assert len((await call(client, "search", **newer))["results"]) == 10
+            assert (await call(client, "list_sources"))["sources"][0]["files_indexed"] == 400
+    with writer_lock(settings["index_dir"]):  # as if another run were writing
+        busy = subprocess.run(command, capture_output=True, text=True)
+    assert busy.returncode == 1 and "another `lynxc index` is writing" in busy.stderr

@@ -12,7 +12,7 @@ from .chunking import chunk_file
 from .embedders import Embedder
 from .identifiers import expand_identifiers
 from .sources import MAX_FILE_BYTES, Source, content_hash
-from .store import Row, Store
+from .store import ANN_MIN_ROWS, Row, Store
 
 BATCH_FILES = 200
 
@@ -27,7 +27,11 @@ class IndexReport:
 
 
 def index_source(
-    source: Source, store: Store, embedder: Embedder, progress: Callable[[int, int], None] | None = None
+    source: Source,
+    store: Store,
+    embedder: Embedder,
+    progress: Callable[[int, int], None] | None = None,
+    ann_min_rows: int = ANN_MIN_ROWS,
 ) -> IndexReport:
     report = IndexReport(source.name)
     known = store.indexed_hashes(source.name)
@@ -56,8 +60,8 @@ def index_source(
         report.chunks += len(rows)
         if progress:
             progress(start + len(batch), len(todo))
-    if todo or removed:
-        store.ensure_fts(source.name)
+    # Also when nothing changed: a run killed after its last batch left the indices behind.
+    store.finish(source.name, ann_min_rows)
     return report
 
 

@@ -4,18 +4,36 @@ Writes are LanceDB commits: a batch of files is replaced with one `merge_insert`
 inserted, the files' old chunks deleted in the same commit), so readers — any number of server
 processes — always see a committed version, and a `kill -9` mid-index leaves the last commit
 readable; the next run skips files whose content hash is already indexed and finishes the rest.
+
+After a run's writes, `finish` compacts the batches' small fragments, brings the full-text and
+vector indices up to date, and adds the ANN index (HNSW over scalar-quantized vectors) once a
+table holds `ann_min_rows` chunks. Below that, dense search is an exact flat scan, which is
+faster than an index there (bench/retrieval_speed.py measures both). Rows written after an index
+was built are searched flat until the next `finish`, so answers stay complete.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterable
+import fcntl
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 
 TABLE_PREFIX = "source_"
+# Opt in now to Lance's coming default (index statistics without IVF centroids); unset, listing
+# a table's indices prints a warning about it on every `lynxc index` run.
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+# Old versions' files are removed this long after they stop being the latest: far longer than
+# any search, so a reader mid-query never loses the files of the version it checked out.
+KEEP_OLD_VERSIONS = timedelta(hours=1)
+# From this many chunks a table gets an ANN index; below it a flat scan is exact and fast
+# (384-d, measured here: flat 12 ms at 10k rows, 23 ms at 20k, 150 ms at 56k; HNSW 7-10 ms).
+ANN_MIN_ROWS = 20_000
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,7 @@ class Store:
     def __init__(self, directory: str):
         import lancedb
 
+        self.directory = directory
         self.db = lancedb.connect(directory)
 
     def table(self, source: str, dimension: int | None = None) -> Any | None:
@@ -97,13 +116,36 @@ class Store:
             .execute(records)
         )
 
-    def ensure_fts(self, source: str) -> None:
+    def finish(self, source: str, ann_min_rows: int) -> None:
+        """Compact the table and bring its indices up to date; build missing ones."""
+        from lancedb.index import FTS, HnswSq
+
         table = self.table(source)
         if table is None:
             return
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # create_fts_index's deprecation notice
-            table.create_fts_index("search_text", replace=True, stem=True, remove_stop_words=True)
+        indexed = {column for index in table.list_indices() for column in index.columns}
+        if "search_text" not in indexed:
+            table.create_index("search_text", config=FTS(stem=True, remove_stop_words=True))
+        if "vector" not in indexed and table.count_rows() >= ann_min_rows:
+            table.create_index("vector", config=HnswSq(distance_type="cosine"))
+        table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+
+
+class IndexBusy(Exception):
+    """Another `lynxc index` is writing this index."""
+
+
+@contextmanager
+def writer_lock(directory: str) -> Iterator[None]:
+    """One writer at a time: two runs indexing the same files would both insert them. Readers
+    never take it. The lock dies with its process, so a killed run never leaves it behind."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".lynxc-index.lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IndexBusy(f"another `lynxc index` is writing {directory}; wait for it to finish") from None
+        yield
 
 
 def sql_quote(text: str) -> str:
