@@ -248,18 +248,17 @@ def _index_sources(sources: dict, only: str | None, settings: dict) -> None:
         if only and name != only:
             continue
 
-        def bar(done: int, total: int, name: str = name) -> None:
+        def bar(done: int, total: int, stage: str, name: str = name) -> None:
             filled = int(30 * done / max(total, 1))
-            print(
-                f"\r{name}: [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files",
-                end="",
-                file=sys.stderr,
-            )
+            line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files"
+            if stage == "indices":
+                line += ", updating the search indices"
+            print(f"\r{name}: {line}", end="", file=sys.stderr)
 
         report = index_source(source, store, embedder, bar, settings.get("ann_min_rows", ANN_MIN_ROWS))
         print(
             f"\r{name}: {report.files} files, {report.changed} (re)indexed into {report.chunks} chunks, "
-            f"{report.removed} removed{' ' * 20}",
+            f"{report.removed} removed{' ' * 40}",
             file=sys.stderr,
         )
 

@@ -51,6 +51,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     assert done.returncode == 0, done.stderr
     assert "code: 3 files, 3 (re)indexed" in done.stderr and "docs: 1 files, 1 (re)indexed" in done.stderr
+    assert f"code: [{'#' * 30}] 3/3 files, updating the search indices" in done.stderr  # the bar
     return settings
 
 

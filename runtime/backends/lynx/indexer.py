@@ -15,6 +15,9 @@ from .sources import MAX_FILE_BYTES, Source, content_hash
 from .store import ANN_MIN_ROWS, Row, Store
 
 BATCH_FILES = 200
+# progress(done, total, stage): stage "files" counts files embedded and written; "indices" is
+# sent once before compaction and the index updates, which take seconds on a large table.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -30,7 +33,7 @@ def index_source(
     source: Source,
     store: Store,
     embedder: Embedder,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     ann_min_rows: int = ANN_MIN_ROWS,
 ) -> IndexReport:
     report = IndexReport(source.name)
@@ -59,8 +62,10 @@ def index_source(
         report.changed += len(batch)
         report.chunks += len(rows)
         if progress:
-            progress(start + len(batch), len(todo))
+            progress(start + len(batch), len(todo), "files")
     # Also when nothing changed: a run killed after its last batch left the indices behind.
+    if progress:
+        progress(len(todo), len(todo), "indices")
     store.finish(source.name, ann_min_rows)
     return report
 

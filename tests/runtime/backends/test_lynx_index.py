@@ -101,7 +101,7 @@ from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
 indexer.BATCH_FILES = 10
-def die(done, total):
+def die(done, total, stage):
     if done >= 20:
         os.kill(os.getpid(), signal.SIGKILL)  # mid-index, after two committed batches
 indexer.index_source(Source("code", sys.argv[1], "code"), Store(sys.argv[2]), get_embedder("static"), die)
