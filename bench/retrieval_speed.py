@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import anyio
 import lancedb
+from cold_start import time_to_tools_list  # bench/ is the script's folder, first on sys.path
 from mcp import Client, StdioServerParameters
 
 from lynxc.runtime.backends.lynx import retrieval
@@ -118,44 +118,10 @@ async def ann_against_flat(store: Store, embedder) -> tuple[float, float, float]
         truth = {row["id"] for row in await exact.select(["id", "_distance"]).limit(30).to_list()}
         flat_times.append(time.perf_counter() - start)
         start = time.perf_counter()
-        found = await retrieval._dense(table, vector, None, 30)
+        found = await retrieval.dense_ranking(table, vector, None, 30)
         ann_times.append(time.perf_counter() - start)
         recalls.append(len(truth & {row["id"] for row in found}) / 30)
     return statistics.median(flat_times), statistics.median(ann_times), statistics.mean(recalls)
-
-
-def cold_start() -> float:
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "b", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-    ]
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [LYNXC, "--project", str(ROOT), "serve", "lynx-mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert process.stdin and process.stdout
-    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-    process.stdin.flush()
-    for line in process.stdout:
-        if json.loads(line).get("id") == 2:
-            break
-    elapsed = time.perf_counter() - start
-    process.terminate()
-    process.wait()
-    return elapsed
 
 
 def main() -> None:
@@ -205,7 +171,8 @@ def main() -> None:
             f"  dense top 30 in process on `all`: exact scan {flat * 1000:.1f} ms, ANN {ann * 1000:.1f} ms "
             f"({flat / ann:.1f}x), ANN recall of the exact top 30: {recall:.3f}"
         )
-    runs = sorted(cold_start() for _ in range(7))
+    lynx_mcp = [LYNXC, "--project", str(ROOT), "serve", "lynx-mcp"]
+    runs = sorted(time_to_tools_list(lynx_mcp) for _ in range(7))
     median = statistics.median(runs) * 1000
     print(f"cold start (process start -> tools/list, LanceDB not imported): median {median:.0f} ms")
 

@@ -7,7 +7,12 @@ import argparse
 import json
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the runtime's lynx backend loads only when `lynxc index` runs
+    from lynxc.runtime.backends.lynx.sources import Source
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -237,7 +242,7 @@ def _index(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _index_sources(sources: dict, only: str | None, settings: dict) -> None:
+def _index_sources(sources: Mapping[str, Source], only: str | None, settings: Mapping[str, Any]) -> None:
     from lynxc.runtime.backends.lynx.embedders import get_embedder
     from lynxc.runtime.backends.lynx.indexer import index_source
     from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, Store
