@@ -16,7 +16,6 @@ from typing import Any
 
 from .diagnostics import Diagnostic, Span
 from .ir import ServerIR
-from .load import SERVER_FILE, YAML_SUFFIXES, discover_specs
 from .wire import wire_tool
 
 GIT_PREFIX = "git:"
@@ -78,6 +77,9 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
 def _load_path(path: Path, label: str) -> Side:
     if path.is_file() and path.suffix == ".json":
         return Side({_json_name(path): _load_json(path, label)})
+    # The spec front end (pydantic, ruamel) loads only for spec inputs: JSON sides start fast.
+    from .load import SERVER_FILE, YAML_SUFFIXES, discover_specs
+
     if (path.is_file() and path.suffix in YAML_SUFFIXES) or (path / SERVER_FILE).is_file():
         return _load_specs([path], label)
     if (path / "tools.json").is_file():

@@ -23,9 +23,9 @@ from .lint_signals import (
     sentences,
     words,
 )
-from .lower import TOOL_NAME
 from .rules import RULES
 from .templates_text import format_bytes
+from .wire import TOOL_NAME
 
 
 def _cue(pattern: str) -> re.Pattern[str]:

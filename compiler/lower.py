@@ -16,8 +16,8 @@ from .rules import LINT_CATEGORIES, RULES, diagnostic
 from .schema import SchemaLowering
 from .spec import Cap, Suppression
 from .suggest import did_you_mean
+from .wire import TOOL_NAME
 
-TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 BACKTICKED = re.compile(r"`([^`]+)`")

@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .ir import ServerIR, ToolIR
 
 GENERATED_META_KEY = "dev.lynxc/generated"
+# The MCP rule for tool names; both the spec checks and lint of saved tools/list apply it.
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
 def wire_tool(tool: ToolIR) -> dict[str, Any]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from .definition import ServerDefinition
-from .host import DEFAULT_PAGE_SIZE
-from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
+from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT
 from .settings import ENV_PREFIX, SettingsError, parse_assignments, resolve_settings
+
+if TYPE_CHECKING:
+    from .definition import ServerDefinition
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +42,8 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
     if args.page_size < 1:
         print("lynxc serve: --page-size must be at least 1", file=sys.stderr)
         return 2
+    from .serve import serve  # the MCP SDK loads only when a server really starts
+
     serve(
         definition,
         settings,

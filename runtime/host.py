@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from .backend import BackendFn, BackendInfo, load_backend
 from .context import ToolContext
+from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
 from .output_validation import OutputValidator
@@ -32,7 +33,6 @@ from .wire_values import json_size, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
 
-DEFAULT_PAGE_SIZE = 100
 # A cap under this name is also enforced by the host, on the JSON of the structured result.
 OUTPUT_JSON_CAP = "max_output_json_bytes"
 

@@ -9,12 +9,11 @@ from typing import Any, Literal
 
 import anyio
 
+from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT
 from .definition import ServerDefinition
-from .host import DEFAULT_PAGE_SIZE, ToolHost
+from .host import ToolHost
 
 Transport = Literal["stdio", "http"]
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
