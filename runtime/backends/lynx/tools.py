@@ -1,25 +1,31 @@
-"""The lynx-mcp tools: `list_sources`, `search`, `deep_search` over the LanceDB index."""
+"""The lynx-mcp tools: `list_sources`, `search`, `deep_search` over the LanceDB index.
+
+This module holds the backends' declarations and stays light to import: `lynxc build` reads
+the declarations, and numpy, LanceDB, onnxruntime and tree-sitter load only inside the calls
+that use them (through `.embedders`, `.reader`, `.retrieval` and `.store`)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
-from .embedders import get_embedder
-from .reader import IndexReader, reader_for
-from .retrieval import Filters, Hit, search
 from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
-from .store import Store
+
+if TYPE_CHECKING:
+    from .reader import IndexReader
+    from .retrieval import Filters, Hit
 
 SETTINGS = {"sources", "index_dir", "embedder", "mode", "top_k", "min_score", "min_results"}
 
 
 def _reader(settings: Mapping[str, Any]) -> IndexReader:
+    from .reader import reader_for
+
     directory = settings.get("index_dir")
     if not directory or not os.path.isdir(directory):
         raise ToolError(f"the index {directory!r} does not exist yet: run `lynxc index lynx-mcp` first")
@@ -29,6 +35,8 @@ def _reader(settings: Mapping[str, Any]) -> IndexReader:
 async def _embed(ctx: ToolContext, query: str) -> Any:
     """The query's vector, computed off the event loop: loading the model takes a second, running
     the transformer milliseconds."""
+    from .embedders import get_embedder
+
     name = ctx.settings.get("embedder", "minilm")
     return (await ctx.run_sync(lambda: get_embedder(name).embed([query])))[0]
 
@@ -45,6 +53,8 @@ def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list
 
 
 def _filters(params: Any) -> Filters:
+    from .retrieval import Filters
+
     return Filters(params.file_glob, tuple(params.extensions or ()), params.path_contains)
 
 
@@ -91,6 +101,8 @@ async def list_sources(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _list_sources(settings: Mapping[str, Any]) -> dict[str, Any]:
+    from .store import Store
+
     store = (
         Store(settings["index_dir"])
         if settings.get("index_dir") and os.path.isdir(settings["index_dir"])
@@ -144,6 +156,8 @@ def render_search(result: dict[str, Any]) -> str:
     render_text=render_search,
 )
 async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    from .retrieval import search
+
     names = _chosen(ctx.settings, params.source)
     mode = ctx.settings.get("mode", "hybrid")
     reader = _reader(ctx.settings)
@@ -188,6 +202,8 @@ def render_deep(result: dict[str, Any]) -> str:
     render_text=render_deep,
 )
 async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    from .retrieval import search
+
     if any(not query.strip() for query in params.queries):
         raise ToolError("queries: every phrasing must hold some text")
     names = _chosen(ctx.settings, params.source)

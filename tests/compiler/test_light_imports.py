@@ -1,0 +1,88 @@
+"""The compiler's verbs stay light: `lynxc build` reads each backend's declaration without
+loading the runtime's heavy libraries, and only `serve` (and `index`) load the MCP SDK.
+
+Each case runs in a fresh interpreter and lists which heavy modules ended up in sys.modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import DATA, ROOT
+
+# What the bundled backends use at call time; none of it is needed to compile a spec.
+RUNTIME_WEIGHT = (
+    "numpy",
+    "pyarrow",
+    "lancedb",
+    "onnxruntime",
+    "tokenizers",
+    "tree_sitter",
+    "duckdb",
+    "trafilatura",
+    "httpx",
+    "mcp",
+)
+
+
+def loaded_after(code: str) -> dict[str, object]:
+    script = f"""
+import json, sys
+{code}
+print(json.dumps({{"heavy": [m for m in {RUNTIME_WEIGHT!r} if m in sys.modules],
+                  "modules": sorted(sys.modules)}}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_build_reads_backend_declarations_without_their_libraries() -> None:
+    seen = loaded_after(
+        """
+from pathlib import Path
+from lynxc.compiler.build import build, stale_files
+output = build(Path("."))
+assert output.servers and not output.diagnostics, output.diagnostics
+assert not stale_files(Path("."), output)
+"""
+    )
+    assert seen["heavy"] == []
+    # The check is real: every bundled backend module was imported and its declaration read.
+    for module in (
+        "lynxc.runtime.backends.lynx.tools",
+        "lynxc.runtime.backends.agent_tool.grep",
+        "lynxc.runtime.backends.dot_harness.search",
+    ):
+        assert module in seen["modules"]
+
+
+FIXTURE = DATA / "mcp-tool-versions"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["diff", str(FIXTURE / "server-memory_0.6.2.json"), str(FIXTURE / "server-memory_2026.8.31.json")],
+        ["lint", str(FIXTURE / "server-memory_2026.8.31.json")],
+        ["lint"],  # the bundled specs
+        ["rules"],
+    ],
+    ids=["help", "diff-json", "lint-json", "lint-specs", "rules"],
+)
+def test_verbs_other_than_serve_do_not_load_the_runtime(argv: list[str]) -> None:
+    seen = loaded_after(
+        f"""
+import contextlib, io
+from lynxc.compiler.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main({argv!r})
+"""
+    )
+    assert seen["heavy"] == []
