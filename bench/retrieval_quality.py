@@ -1,4 +1,4 @@
-"""Retrieval quality on Cranfield (shared/data/ir/cranfield, BEIR layout): nDCG@10 and
+"""Retrieval quality on Cranfield (bench/data/cranfield, BEIR layout): nDCG@10 and
 Recall@100 for lynx's sparse, dense and hybrid modes, with the `bm25s` package's BM25 on the
 same corpus as the reference for sparse. Graded relevance (qrels score 1-4) drives nDCG.
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import math
 import tempfile
@@ -27,15 +28,15 @@ from lynxc.runtime.backends.lynx.retrieval import search
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import Store
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ir" / "cranfield"
+DATA = Path(__file__).resolve().parent / "data" / "cranfield"
 
 
 def load() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
     corpus = {}
-    for line in (DATA / "corpus.jsonl").read_text().splitlines():
+    for line in gzip.decompress((DATA / "corpus.jsonl.gz").read_bytes()).decode().splitlines():
         doc = json.loads(line)
         corpus[doc["_id"]] = f"{doc['title']}\n{doc['text']}"
-    lines = (DATA / "queries.jsonl").read_text().splitlines()
+    lines = gzip.decompress((DATA / "queries.jsonl.gz").read_bytes()).decode().splitlines()
     queries = {json.loads(line)["_id"]: json.loads(line)["text"] for line in lines}
     qrels: dict[str, dict[str, int]] = {}
     for line in (DATA / "qrels" / "test.tsv").read_text().splitlines()[1:]:

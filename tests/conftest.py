@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+DATA = ROOT / "tests" / "data"  # third-party test data, with its licences (see its README)
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import LYNXC, ROOT, SHARED
+from tests.conftest import DATA, LYNXC, ROOT
 
 
 def git(project: Path, *args: str) -> None:
@@ -103,7 +103,7 @@ def test_bad_inputs_exit_2_with_a_clear_message(repo: Path, tmp_path: Path) -> N
 
 
 def test_saved_tools_list_against_a_spec() -> None:
-    saved = SHARED / "data/mcp-tool-versions/server-memory_2026.8.31.json"
+    saved = DATA / "mcp-tool-versions/server-memory_2026.8.31.json"
     done = diff(ROOT, str(saved), "specs/dot-harness", "--fail-on", "never")
     assert done.returncode == 0
     assert "TOOL_REMOVED" in done.stdout and "TOOL_ADDED" in done.stdout

@@ -1,7 +1,7 @@
 """Acceptance: `lynxc diff` reproduces the seed pages' schema changelogs exactly.
 
 Each page shows, per version, every changed field with its operation, path and values. From
-the published `tools/list` of the newest version (shared/data/seed-tools) and the page, the
+the published `tools/list` of the newest version (tests/data/seed-tools) and the page, the
 tool is rebuilt version by version backwards (undoing the page's entries); the fixtures
 in seed_diffs/ are those rebuilt versions. `lynxc diff` between consecutive fixtures must then
 list exactly the page's entries, in the page's order, with the same values."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.compiler.seed_changelog import parse_changelog, undo
-from tests.conftest import LYNXC, SHARED
+from tests.conftest import DATA, LYNXC
 
 FIXTURES = Path(__file__).parent / "seed_diffs"
 UPDATE = os.environ.get("LYNXC_UPDATE_GOLDENS") == "1"
@@ -30,11 +30,11 @@ SEEDS = {
 def versions_of(fixture: str) -> list[tuple[str, dict, dict, list[dict]]]:
     """(version, tool before it, tool at it, the page's entries), newest first."""
     page, published, name = SEEDS[fixture]
-    tools = json.loads((SHARED / "data" / "seed-tools" / published).read_text())
+    tools = json.loads((DATA / "seed-tools" / published).read_text())
     tools = tools["tools"] if isinstance(tools, dict) else tools
     after = next(tool for tool in tools if tool["name"] == name)
     out = []
-    for version in parse_changelog((SHARED / "seeds" / page).read_text()):
+    for version in parse_changelog((DATA / "seeds" / page).read_text()):
         before = undo(after, version.entries)
         assert len(version.entries) == version.count, f"{version.version}: page count vs entries"
         out.append((version.version, before, after, version.entries))

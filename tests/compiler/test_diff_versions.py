@@ -1,5 +1,5 @@
 """`lynxc diff` across every published version pair of three official MCP reference servers
-(shared/data/mcp-tool-versions): golden text output, and the classifications a reviewer
+(tests/data/mcp-tool-versions): golden text output, and the classifications a reviewer
 should agree with, explained where they may surprise.
 
 Regenerate goldens with `LYNXC_UPDATE_GOLDENS=1 pytest tests/compiler/test_diff_versions.py`."""
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from lynxc.compiler.rules import RULES
-from tests.conftest import LYNXC, SHARED
+from tests.conftest import DATA, LYNXC
 
-VERSIONS = SHARED / "data" / "mcp-tool-versions"
+VERSIONS = DATA / "mcp-tool-versions"
 GOLDEN = Path(__file__).parent / "diff_versions"
 UPDATE = os.environ.get("LYNXC_UPDATE_GOLDENS") == "1"
 

@@ -16,7 +16,7 @@ import pytest
 from lynxc.compiler.diff_inputs import load_side
 from lynxc.compiler.lint import lint_server
 from lynxc.compiler.rules import LINT_CATEGORIES, RULES
-from tests.conftest import LYNXC, ROOT, SHARED
+from tests.conftest import DATA, LYNXC, ROOT
 
 RULE_FIXTURES = Path(__file__).parent / "lint_rules"
 CALIBRATION = Path(__file__).parent / "lint_calibration"
@@ -117,7 +117,7 @@ PARITY_INPUTS = sorted(
     [
         *CALIBRATION.glob("*.json"),
         *RULE_FIXTURES.glob("*/*.json"),
-        *(SHARED / "data/mcp-tool-versions").glob("*.json"),
+        *(DATA / "mcp-tool-versions").glob("*.json"),
     ]
 )
 
