@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +11,7 @@ from .changelog import build_changelog, changelog_files, check_version, load_rel
 from .diagnostics import Diagnostic, Result, Span, has_errors, sort_diagnostics
 from .diff_inputs import wire_from_ir
 from .emit import GENERATED_DIR, emit_server, header_lines
+from .files import remove_staging, replace_tree, write_text_atomic
 from .ir import ServerIR
 from .load import discover_specs, display_path, load_spec
 from .lower import lower
@@ -83,22 +82,20 @@ def stale_files(project: Path, output: BuildOutput) -> list[str]:
 
 
 def write_files(project: Path, output: BuildOutput) -> list[str]:
-    """Write what changed (atomically, file by file) and remove leftovers; returns what changed."""
-    changed = []
-    for relative, text in sorted(output.files.items()):
-        target = project / relative
-        if target.is_file() and target.read_text(encoding="utf-8") == text:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-        changed.append(relative)
-    for relative in _leftovers(project, output):
-        (project / relative).unlink()
-        changed.append(relative)
-    return changed
+    """Put the build on disk crash-safely and return what changed: each server's generated
+    folder is replaced as a whole when any of its files changed (see files.py), every other file
+    (the changelogs) is written atomically on its own."""
+    stale = stale_files(project, output)
+    for server in output.servers:
+        folder = f"{GENERATED_DIR}/{server.name}/"
+        remove_staging(project / folder.rstrip("/"))
+        if any(relative.startswith(folder) for relative in stale):
+            tree = {r[len(folder) :]: text for r, text in output.files.items() if r.startswith(folder)}
+            replace_tree(project / folder.rstrip("/"), tree)
+    for relative in stale:
+        if relative in output.files and not relative.startswith(f"{GENERATED_DIR}/"):
+            write_text_atomic(project / relative, output.files[relative])
+    return stale
 
 
 def _leftovers(project: Path, output: BuildOutput) -> list[str]:

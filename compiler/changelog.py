@@ -16,6 +16,7 @@ from typing import Any
 from .diagnostics import Diagnostic, Span
 from .diff_inputs import ServerWire
 from .diff_render import by_tool, markdown_values
+from .files import write_text_atomic
 from .ir import ServerIR
 from .judge import Finding
 from .review import review_pair
@@ -95,10 +96,12 @@ def write_release(project: Path, server: ServerIR, tools: list[dict[str, Any]], 
     if any(item["version"] == server.version for item in listed):
         raise ValueError(f"{server.name} {server.version} is already released")
     baseline = base / f"{server.version}.json"
-    baseline.write_text(json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # The baseline first, then the index that lists it: a kill in between leaves an unlisted
+    # baseline that the next `lynxc release` overwrites, never an index naming a missing file.
+    write_text_atomic(baseline, json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n")
     listed.append({"version": server.version, "date": date})
     listed.sort(key=lambda item: semver_key(item["version"]))
-    index.write_text(json.dumps({"releases": listed}, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(index, json.dumps({"releases": listed}, indent=2) + "\n")
     return baseline
 
 

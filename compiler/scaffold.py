@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .files import write_text_atomic
 from .lower import SERVER_NAME
 
 SPEC = """\
@@ -79,8 +80,7 @@ def scaffold(project: Path, name: str) -> list[Path]:
     for path in (spec_path, backend_path, project / "specs" / name):
         if path.exists():
             raise ValueError(f"{path} already exists; nothing written")
-    spec_path.parent.mkdir(parents=True, exist_ok=True)
     title = name.replace("-", " ").capitalize()
-    spec_path.write_text(SPEC.format(name=name, title=title, module=module), encoding="utf-8")
-    backend_path.write_text(BACKEND.format(name=name), encoding="utf-8")
+    write_text_atomic(spec_path, SPEC.format(name=name, title=title, module=module))
+    write_text_atomic(backend_path, BACKEND.format(name=name))
     return [spec_path, backend_path]
