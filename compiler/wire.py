@@ -10,7 +10,9 @@ from typing import Any
 
 from .ir import ServerIR, ToolIR
 
-GENERATED_META_KEY = "dev.lynxc/generated"
+# tools.json keeps its do-not-edit header under this key, beside the payload, never in it:
+# the runtime strips it, so clients do not receive it in every tools/list answer.
+GENERATED_KEY = "_generated"
 # The MCP rule for tool names; both the spec checks and lint of saved tools/list apply it.
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -28,6 +30,6 @@ def wire_tool(tool: ToolIR) -> dict[str, Any]:
     return entry
 
 
-def tools_list(server: ServerIR, header: str) -> dict[str, Any]:
-    """Exactly what `tools/list` answers (all pages together); the header rides in `_meta`."""
-    return {"_meta": {GENERATED_META_KEY: header}, "tools": [wire_tool(tool) for tool in server.tools]}
+def tools_list(server: ServerIR) -> dict[str, Any]:
+    """Exactly what `tools/list` answers (all pages together)."""
+    return {"tools": [wire_tool(tool) for tool in server.tools]}
