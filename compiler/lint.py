@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .diff_inputs import ServerWire
-from .lint_checks import TOOL_CHECKS, LintFinding, ToolView, check_server
+from .lint_checks import TOOL_CHECKS, LintFinding, ToolView, check_server, schema_names
 from .lint_score import ServerScore, score_tool
 
 
@@ -25,12 +25,13 @@ class LintResult:
 
 def lint_server(server: ServerWire) -> LintResult:
     names = [tool["name"] for tool in server.tools]
+    words = {tool["name"]: schema_names(tool) for tool in server.tools}
     findings: list[LintFinding] = []
     scores = []
     for tool in server.tools:
-        view = ToolView(
-            tool, tuple(n for n in names if n != tool["name"]), server.spans, server.extras.get(tool["name"])
-        )
+        others = tuple(n for n in names if n != tool["name"])
+        sibling_words = frozenset().union(*(words[n] for n in others))
+        view = ToolView(tool, others, server.spans, server.extras.get(tool["name"]), sibling_words)
         tool_findings = [finding for check in TOOL_CHECKS for finding in check(view)]
         findings += tool_findings
         scores.append(score_tool(view, tool_findings))

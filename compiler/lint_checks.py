@@ -14,6 +14,8 @@ from typing import Any
 from .diagnostics import Span
 from .diff_inputs import ServerWire, SpecExtras
 from .lint_signals import (
+    added_words,
+    code_spans,
     described,
     estimate_tokens,
     invocation_cost,
@@ -22,6 +24,7 @@ from .lint_signals import (
     schema_coverage,
     sentences,
     words,
+    write_claims,
 )
 from .rules import RULES
 from .templates_text import format_bytes
@@ -50,12 +53,6 @@ RETURN_CUES = _cue(r"\b(returns?|returned|results?|outputs?|responds?|gives|yiel
 SIDE_EFFECT_CUES = _cue(
     r"\b(read-only|side effects?|nothing is (written|changed)|writes?|deletes?|modif(y|ies))\b"
 )
-# Verbs that act on the world; a read-only tool must not claim them (unless negated nearby).
-WRITE_VERBS = _cue(
-    r"\b(delete[sd]?|deleting|overwrites?|modif(y|ies|ied)|writes|write to|sends|uploads?|drops|"
-    r"destroys|erases)\b"
-)
-NEGATIONS = _cue(r"\b(not|never|no|nothing|without|cannot|can't|won't|doesn't|don't|neither|nor)\b")
 FILLER_OPENERS = (
     "this tool",
     "a tool",
@@ -68,6 +65,23 @@ FILLER_OPENERS = (
 )
 CONFIRM_PARAMS = _cue(r"confirm|dry.?run|preview|force")
 TOOL_LIKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+# A quoted name is called, so it names a tool: "call `x`", "use `x`", "prefer `x`", "pass ... to
+# `x`", "`x` tool". Checked right before (or after) the quote and before any field context.
+TOOL_CONTEXT_BEFORE = _cue(
+    r"\b(call|calls|calling|use|using|invoke|run|try|prefer|via|instead of|see|pass\b.*\bto)\s*$"
+)
+TOOL_CONTEXT_AFTER = _cue(r"^\s*(tool|tools|instead)\b")
+# A quoted name is a field or a value of what comes back: the clause talks about results ("returns
+# `a`, `b`", "each hit carries `c`") or the quote is followed by a field word or a predicate.
+FIELD_CONTEXT_CLAUSE = _cue(
+    r"\b(returns?|returned|results?|outputs?|responses?|carr(y|ies)|includes?|contains?|reports?|"
+    r"fields?|keys?|set|sets|each (hit|result|match|item|entry|record|row))\b"
+)
+FIELD_CONTEXT_AFTER = _cue(
+    r"^\s*(field|fields|key|keys|property|properties|column|columns|attribute|attributes|value|values|"
+    r"flag|entry|entries|is|are|holds|counts|caps|=|:)(\W|$)"
+)
+CLAUSE_START = re.compile(r"[.;:!?\n]")
 STATED_DEFAULT = _cue(r"\bdefaults?(?: is| to|:|=)?\s+`?(true|false|null|-?\d+(?:\.\d+)?)`?\b")
 STATED_MAX = _cue(r"\b(?:max(?:imum)?|at most|up to)\s*:?\s*(\d[\d,]*)")
 STATED_MIN = _cue(r"\b(?:min(?:imum)?|at least)\s*:?\s*(\d[\d,]*)")
@@ -116,6 +130,8 @@ class ToolView:
     siblings: tuple[str, ...]
     spans: dict[tuple[str, str | None], Span]
     extras: SpecExtras | None
+    # parameter, field and enum names of the sibling tools: "pass a hit's `note_ref` to `read_note`"
+    sibling_words: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -143,14 +159,16 @@ class ToolView:
     @cached_property
     def own_words(self) -> set[str]:
         """Names a description may quote without meaning a tool: parameters, output fields, enums."""
-        found: set[str] = {self.name}
-        for schema in (self.tool.get("inputSchema"), self.tool.get("outputSchema")):
-            found |= _schema_names(schema)
-        return found
+        return {self.name} | schema_names(self.tool)
 
     def finding(self, rule_id: str, message: str, param: str | None = None) -> LintFinding:
         span = self.spans.get((self.name, param)) or self.spans.get((self.name, None))
         return LintFinding(rule_id, self.name, message, param, span)
+
+
+def schema_names(tool: dict[str, Any]) -> set[str]:
+    """Parameter, output field and enum names of one tool's input and output schemas."""
+    return _schema_names(tool.get("inputSchema")) | _schema_names(tool.get("outputSchema"))
 
 
 def _schema_names(schema: Any) -> set[str]:
@@ -186,8 +204,7 @@ def check_description(view: ToolView) -> Iterator[LintFinding]:
         )
         return
     first = view.first_sentence
-    added = {w.lower() for w in words(first) if len(w) > 3} - name_words(view.name, view.tool.get("title"))
-    if len(added) < 2:
+    if len(added_words(first, view.name, view.tool.get("title"))) < 2:
         yield view.finding(
             "DESCRIPTION_RESTATES_NAME", f"the first sentence adds little to the name: {first!r}"
         )
@@ -211,11 +228,24 @@ def check_usage(view: ToolView) -> Iterator[LintFinding]:
             "SIBLING_NOT_NAMED",
             f"names none of its siblings ({', '.join(view.siblings)}); say which fits when",
         )
-    for quoted in re.findall(r"`([^`]+)`", view.description):
-        if TOOL_LIKE.match(quoted) and quoted not in view.siblings and quoted not in view.own_words:
+    known = view.own_words | view.sibling_words | set(view.siblings)
+    for span in code_spans(view.description):
+        quoted = span.group(1)
+        if TOOL_LIKE.match(quoted) and quoted not in known and _quotes_a_tool(view.description, span):
             yield view.finding(
                 "TOOL_REFERENCE_UNKNOWN", f"quotes `{quoted}`, which is no tool of this server"
             )
+
+
+def _quotes_a_tool(text: str, span: re.Match[str]) -> bool:
+    """Whether an unknown quoted name is meant as a tool: yes when it is called, no when it is a
+    field or value of what comes back; otherwise yes, as a quoted name in a description usually
+    is (the spec checks of lower.py see every schema word, lint of a foreign server does not)."""
+    clause = CLAUSE_START.split(text[: span.start()])[-1]
+    after = text[span.end() :]
+    if _has(TOOL_CONTEXT_BEFORE, " ".join(clause.split()[-6:])) or _has(TOOL_CONTEXT_AFTER, after):
+        return True
+    return not (_has(FIELD_CONTEXT_CLAUSE, clause) or _has(FIELD_CONTEXT_AFTER, after))
 
 
 # --- behaviour ----------------------------------------------------------------------------
@@ -227,15 +257,11 @@ def check_behaviour(view: ToolView) -> Iterator[LintFinding]:
         yield view.finding(
             "ANNOTATIONS_MISSING", "declares no MCP annotations (readOnlyHint, destructiveHint, ...)"
         )
-    if view.annotations.get("readOnlyHint") is True:
-        for match in WRITE_VERBS.finditer(view.description):
-            before = view.description[max(0, match.start() - 40) : match.start()]
-            if not _has(NEGATIONS, " ".join(before.split()[-4:])):
-                yield view.finding(
-                    "READ_ONLY_CONTRADICTED",
-                    f"declared read-only, yet the description says '{match.group(0)}'",
-                )
-                break
+    claims = write_claims(view.description) if view.annotations.get("readOnlyHint") is True else []
+    if claims:
+        yield view.finding(
+            "READ_ONLY_CONTRADICTED", f"declared read-only, yet the description says '{claims[0]}'"
+        )
     destructive = (
         view.annotations.get("destructiveHint") is True and view.annotations.get("readOnlyHint") is not True
     )

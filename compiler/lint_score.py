@@ -1,8 +1,11 @@
 """A deterministic TDQS-style score: six dimensions, 1 to 5, each with its reasons.
 
 A described tool starts every dimension at 2 and gains a point for each of three signals met;
-every reason names a signal, met or missed. Gates follow TDQS: no description scores 1
-everywhere; a tautological one caps Purpose at 2; an error finding in a dimension caps it at 2.
+every reason names a signal, met or missed. Gates follow the TDQS rubric and cap a dimension,
+saying why: no description scores 1 everywhere; an error finding in a dimension caps it at 2 (a
+tautological description caps Purpose so); Behaviour with no annotations and nothing disclosed
+scores 1 (the rubric's "no disclosure"); a one-liner too short for its parameters is
+under-specified, not concise (Conciseness at most 3). No parameters is the rubric's baseline 4.
 Weights: Purpose 25, Usage 20, Behaviour 20, Parameters 15, Conciseness 10, Completeness 10.
 Tiers: A >= 3.5, B >= 3.0, C >= 2.0, else D. A server scores 0.6 x mean + 0.4 x minimum."""
 
@@ -16,6 +19,7 @@ from .lint_checks import (
     EMPTY_CUES,
     FAILURE_CUES,
     FILLER_OPENERS,
+    LIMIT_CUES,
     NEXT_STEP_CUES,
     RETURN_CUES,
     SIDE_EFFECT_CUES,
@@ -23,7 +27,7 @@ from .lint_checks import (
     LintFinding,
     ToolView,
 )
-from .lint_signals import described, estimate_tokens, name_words, sentences, words
+from .lint_signals import added_words, code_spans, described, estimate_tokens, sentences, words
 
 WEIGHTS = {
     "purpose": 25,
@@ -57,6 +61,21 @@ QUANTIFIED_LIMITS = re.compile(
     r"\bcosts?\b|\bslowest\b|\bquota",
     re.I,
 )
+# Conditions and consequences of a call, for telling a silent definition from a terse one: where
+# it works ("only works within allowed directories"), what it needs, what cannot be undone.
+CONSTRAINT_CUES = re.compile(
+    r"\b(only|within|requires?|required|must|needs?|permissions?|auth\w*|credentials?|irreversibl\w*|"
+    r"permanent\w*|undo|replaces?|overwrit\w*|appends?|blocking|asynchronous\w*|cached?|idempotent)\b",
+    re.I,
+)
+# An opening verb that changes something ("Update ...", "Creates ...") tells the agent the call has
+# a side effect: TDQS's own mid example scores "'Update' implies mutation" 2, not 1. An opening
+# read verb tells nothing of consequences.
+MUTATION_OPENERS = re.compile(
+    r"^\W*(create|update|add|remove|delete|edit|move|rename|insert|replace|toggle|append|save|upload|"
+    r"send|publish|set|write|overwrite|clear|reset)s?\b",
+    re.I,
+)
 RESOURCE_NOUNS = re.compile(
     r"\b(files?|director(y|ies)|folders?|records?|pages?|web|text|code|documents?|sources?|rows?|tables?|"
     r"urls?|issues?|messages?|items?|database|repositor(y|ies)|projects?|passages?)\b",
@@ -64,6 +83,15 @@ RESOURCE_NOUNS = re.compile(
 )
 
 Signal = tuple[bool, str, str]  # (met, why when met, why when missed)
+ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The most a dimension may score whatever its signals, and why."""
+
+    cap: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -123,9 +151,12 @@ def score_tool(view: ToolView, findings: Iterable[LintFinding]) -> ToolScore:
         met = signals(view, found)
         score = 2 + sum(ok for ok, _, _ in met)
         reasons = [yes if ok else no for ok, yes, no in met]
+        gates = [gate(view) for gate in _GATES.get(dimension, ())]
         if dimension in errors:
-            score = min(score, 2)
-            reasons.append("capped at 2 by an error finding: " + _rules_of(found, dimension))
+            gates.append(Gate(2, "capped at 2 by an error finding: " + _rules_of(found, dimension)))
+        for gate in (g for g in gates if g is not None and g.cap <= score):
+            score = gate.cap
+            reasons.append(gate.reason)  # shown at the cap too: it says what holds the score there
         dims.append(DimensionScore(dimension, score, tuple(reasons)))
     return ToolScore(view.name, tuple(dims))
 
@@ -138,10 +169,21 @@ def _has(pattern: re.Pattern[str], text: str) -> bool:
     return pattern.search(text) is not None
 
 
+def _declares_hints(view: ToolView) -> bool:
+    return any(isinstance(view.annotations.get(hint), bool) for hint in ANNOTATION_HINTS)
+
+
+def _word_budget(view: ToolView) -> int:
+    """Words a description needs to be complete: ten for the tool, five for each parameter."""
+    return 10 + 5 * len(view.params)
+
+
 def _names_another_tool(view: ToolView) -> bool:
     if any(re.search(rf"\b{re.escape(s)}\b", view.description) for s in view.siblings):
         return True
-    quoted = re.findall(r"`([A-Za-z_][\w.]*)`", view.description)
+    quoted = [
+        m.group(1) for m in code_spans(view.description) if re.fullmatch(r"[A-Za-z_][\w.]*", m.group(1))
+    ]
     bare = [w for w in words(view.description) if TOOL_LIKE.match(w)]
     return any(w not in view.own_words for w in quoted + bare)
 
@@ -149,7 +191,7 @@ def _names_another_tool(view: ToolView) -> bool:
 def _purpose(view: ToolView, found: list[LintFinding]) -> list[Signal]:
     first = view.first_sentence
     count = len(words(first))
-    added = {w.lower() for w in words(first) if len(w) > 3} - name_words(view.name, view.tool.get("title"))
+    added = added_words(first, view.name, view.tool.get("title"))
     opening = " ".join(sentences(view.description)[:2])
     return [
         (
@@ -181,10 +223,17 @@ def _usage(view: ToolView, found: list[LintFinding]) -> list[Signal]:
 
 def _behaviour(view: ToolView, found: list[LintFinding]) -> list[Signal]:
     text = view.description
+    declared = (
+        "side effects declared by annotations"
+        if _declares_hints(view)
+        else "side effects stated"
+        if _has(SIDE_EFFECT_CUES, text)
+        else "side effects implied by a read verb only"
+    )
     return [
         (
-            bool(view.annotations) or _has(SIDE_EFFECT_CUES, text) or _has(READ_VERBS, view.first_sentence),
-            "side effects declared (annotations, or stated)",
+            _declares_hints(view) or _has(SIDE_EFFECT_CUES, text) or _has(READ_VERBS, view.first_sentence),
+            declared,
             "side effects undeclared: no annotations, no statement",
         ),
         (
@@ -205,9 +254,15 @@ def _parameters(view: ToolView, found: list[LintFinding]) -> list[Signal]:
     description to explain parameters (quoted in code form: `x`, snake_case, camelCase)."""
     params = view.params
     if not params:
-        return [(True, "no parameters to explain", "")] * 3
+        # The rubric's anchor: "0 params = baseline 4"; there is nothing left to explain.
+        return [
+            (True, "no parameters to document", ""),
+            (True, "no parameters to explain", ""),
+            (False, "", "no parameters: the rubric's baseline of 4"),
+        ]
     mentioned = {n for n in params if _mentions(view.description, n)}
-    documented = {n for n, p in params.items() if described(p)} | mentioned
+    described_in_schema = {n for n, p in params.items() if described(p)}
+    documented = described_in_schema | mentioned
     in_code = {
         n for n in mentioned if "_" in n or re.search(r"[a-z][A-Z]", n) or f"`{n}`" in view.description
     }
@@ -223,9 +278,11 @@ def _parameters(view: ToolView, found: list[LintFinding]) -> list[Signal]:
             "the description adds nothing about parameters beyond the schema",
         ),
         (
-            len(documented) == len(params) and len(mentioned) >= 2 * len(params) / 3,
+            # Named in passing ("for a city") a parameter is found, not explained: the full mark
+            # needs the schema to describe every parameter as well.
+            len(described_in_schema) == len(params) and len(mentioned) >= 2 * len(params) / 3,
             "every parameter documented, most explained in the description",
-            "not every parameter is documented and explained in the description",
+            "not every parameter is described in the schema and explained in the description",
         ),
     ]
 
@@ -264,7 +321,7 @@ def _conciseness(view: ToolView, found: list[LintFinding]) -> list[Signal]:
 
 def _completeness(view: ToolView, found: list[LintFinding]) -> list[Signal]:
     text = view.description
-    needed = 10 + 5 * len(view.params)
+    needed = _word_budget(view)
     length = len(words(text))
     return [
         (
@@ -284,6 +341,39 @@ def _completeness(view: ToolView, found: list[LintFinding]) -> list[Signal]:
         ),
     ]
 
+
+def _behaviour_undisclosed(view: ToolView) -> Gate | None:
+    """TDQS: without annotations the description carries the full burden; one that discloses
+    nothing at all scores 1. Any side effect, limit, failure, empty result or condition stated
+    lifts it (terse is not silent), and so does an opening mutation verb; a read verb ("Gets ...")
+    names the purpose and alone discloses nothing an agent can rely on."""
+    text = view.description
+    cues = (SIDE_EFFECT_CUES, LIMIT_CUES, FAILURE_CUES, EMPTY_CUES, CONSTRAINT_CUES)
+    if _declares_hints(view) or any(_has(cue, text) for cue in cues) or _has(MUTATION_OPENERS, text):
+        return None
+    return Gate(
+        1, "no annotations and nothing disclosed (side effects, limits, failures, conditions): scores 1"
+    )
+
+
+def _conciseness_under_specified(view: ToolView) -> Gate | None:
+    """TDQS: "under-specification is not conciseness". A one-liner shorter than the tool's word
+    budget (ten words, five more per parameter) leaves the agent guessing: at most 3."""
+    length = len(words(view.description))
+    if len(sentences(view.description)) > 1 or length >= _word_budget(view):
+        return None
+    return Gate(
+        3,
+        f"capped at 3: a one-liner of {length} words for {len(view.params)} parameters "
+        f"(about {_word_budget(view)} expected) is under-specified, not concise",
+    )
+
+
+# Gates by dimension, applied after the signals (the error cap is added in score_tool).
+_GATES: dict[str, tuple[Callable[[ToolView], Gate | None], ...]] = {
+    "behaviour": (_behaviour_undisclosed,),
+    "conciseness": (_conciseness_under_specified,),
+}
 
 _SIGNALS: dict[str, Callable[[ToolView, list[LintFinding]], list[Signal]]] = {
     "purpose": _purpose,
