@@ -4,7 +4,8 @@ One entry per changed field: `added`, `removed` or `changed`, a path such as
 `Input schema / properties / top_k / description`, and the previous and new JSON values.
 Objects are compared key by key; arrays (`required`, `enum`, `anyOf`, `type` lists) and
 scalars as whole values. A schema that appears or disappears is `(root)` changing from or to
-null. Judging what a change means is a separate step (`judge`).
+null; a schema given as `null` is no schema, the same as a missing one. Judging what a change
+means is a separate step (`judge`).
 """
 
 from __future__ import annotations
@@ -85,14 +86,30 @@ def diff_tool(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Chang
     changes: list[Change] = []
     for field, section in SECTIONS:
         old, new = before.get(field, MISSING), after.get(field, MISSING)
-        if section in SCHEMA_SECTIONS and (old is MISSING) != (new is MISSING):
-            # A schema that appears or disappears changes as a whole, from or to null.
-            old = None if old is MISSING else old
-            new = None if new is MISSING else new
-            changes.append(Change("changed", name, (section, ROOT), before=old, after=new))
+        if section in SCHEMA_SECTIONS:
+            changes.extend(_diff_schema_root(name, section, old, new))
             continue
         changes.extend(_diff_values(name, (section,), old, new))
     return sorted(changes, key=lambda change: change.path)
+
+
+def _diff_schema_root(tool: str, section: str, old: Any, new: Any) -> Iterator[Change]:
+    """A schema given as null is no schema, like a missing one: clients read both the same. A
+    schema that appears, disappears or is not an object changes as a whole, from or to null."""
+    old = MISSING if old is None else old
+    new = MISSING if new is None else new
+    if isinstance(old, dict) and isinstance(new, dict):
+        yield from _diff_values(tool, (section,), old, new)
+    elif not (old is MISSING and new is MISSING) and not _same(old, new):
+        old = None if old is MISSING else old
+        new = None if new is MISSING else new
+        yield Change("changed", tool, (section, ROOT), before=old, after=new)
+
+
+def diff_schemas(tool: str, path: tuple[str, ...], old: Any, new: Any) -> list[Change]:
+    """Changes between two schema nodes, with paths under `path` (the judge diffs the members of
+    a combinator it pairs this way)."""
+    return list(_diff_values(tool, path, old, new))
 
 
 def _diff_values(tool: str, path: tuple[str, ...], old: Any, new: Any) -> Iterator[Change]:

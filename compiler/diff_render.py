@@ -34,6 +34,8 @@ def render_text(reviews: list[ServerReview]) -> str:
                 change = finding.change
                 lines.append(f"    {finding.level:<8} {finding.rule_id}: {change.op} {change.path_text}")
                 lines.append(f"             {finding.message}")
+                if finding.hint:
+                    lines.append(f"             hint: {finding.hint}")
                 if change.before is not MISSING:
                     lines.append(f"             - {_short(change.before)}")
                 if change.after is not MISSING:
@@ -42,8 +44,12 @@ def render_text(reviews: list[ServerReview]) -> str:
 
 
 def render_markdown(reviews: list[ServerReview]) -> str:
+    """For a pull request comment: only servers that changed get a section."""
+    changed = [review for review in reviews if review.findings]
+    if not changed:
+        return "No schema changes.\n"
     out: list[str] = []
-    for review in reviews:
+    for review in changed:
         out.append(f"## Schema changes: `{review.name}`\n")
         out.append(f"{summary(review)}.\n")
         for tool, findings in by_tool(review.findings):
@@ -52,7 +58,7 @@ def render_markdown(reviews: list[ServerReview]) -> str:
                 change = finding.change
                 level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
                 out.append(
-                    f"- {level} `{finding.rule_id}` — {change.op} `{change.path_text}`: {finding.message}"
+                    f"- {level} `{finding.rule_id}` — {change.op} `{change.path_text}`: {_said(finding)}"
                 )
                 for label, value in (("Previous value", change.before), ("New value", change.after)):
                     if value is not MISSING:
@@ -94,7 +100,7 @@ def render_github(reviews: list[ServerReview]) -> str:
             where = f"file={_escape_property(span.file)},line={span.line},col={span.col}," if span else ""
             title = _escape_property(f"lynxc {finding.rule_id}")
             message = _escape_data(
-                f"{finding.change.tool}: {finding.change.op} {finding.change.path_text}: {finding.message}"
+                f"{finding.change.tool}: {finding.change.op} {finding.change.path_text}: {_said(finding)}"
             )
             lines.append(f"::{GITHUB_COMMAND[finding.level]} {where}title={title}::{message}")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -128,6 +134,11 @@ def by_tool(findings: tuple[Finding, ...]) -> list[tuple[str, list[Finding]]]:
     for finding in findings:
         grouped.setdefault(finding.change.tool, []).append(finding)
     return list(grouped.items())
+
+
+def _said(finding: Finding) -> str:
+    """The message, with its hint where one line holds both."""
+    return f"{finding.message} (hint: {finding.hint})" if finding.hint else finding.message
 
 
 def pretty(value: Any) -> str:

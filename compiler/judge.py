@@ -3,55 +3,34 @@
 Direction matters. In an input schema, narrowing what is accepted breaks callers (a new
 required parameter, a lower maximum, a removed enum value); in an output schema, widening what
 may come back breaks consumers (a removed or no longer required field, a new enum value).
+
+An `anyOf`/`oneOf` is judged member by member: the members of both versions are paired
+(`judge_combinators`) and each pair is diffed and judged by these same rules, so an enum
+changed inside a member weighs what it weighs outside one. Only what no pairing can prove is
+left to a reviewer (SCHEMA_CHANGED).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change
+from .judge_combinators import as_set, judge_combinator, listed_change, moved_keyword, type_change
+from .judge_context import LEVELS, Direction, Finding, Level, SchemaContext
+from .judge_context import owner as _owner
 from .rules import RULES
+from .schema_alternatives import (
+    ANNOTATIONS,
+    admitted_types,
+    canonical,
+    combinator,
+    combinators_differ,
+    listed_values,
+)
 
-Level = Literal["breaking", "warning", "info"]
-LEVELS: tuple[Level, ...] = ("breaking", "warning", "info")
-
-
-@dataclass(frozen=True)
-class Finding:
-    change: Change
-    rule_id: str
-    message: str
-
-    @property
-    def level(self) -> Level:
-        return RULES[self.rule_id].severity  # type: ignore[return-value]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule_id, "level": self.level, "message": self.message, **self.change.to_json()}
-
-
-@dataclass(frozen=True)
-class _Context:
-    change: Change
-    direction: Literal["input", "output"]
-    keyword: str  # the schema keyword the change is under
-    parent: tuple[str, ...]  # path, inside the schema, of the node holding that keyword
-    member: str | None  # for a change to one property or definition: its name
-    owner_names: tuple[str, ...]  # property names leading to the node, for messages
-    old_tool: Mapping[str, Any]
-    new_tool: Mapping[str, Any]
-
-    def node(self, which: Literal["old", "new"], path: tuple[str, ...]) -> Any:
-        tool = self.old_tool if which == "old" else self.new_tool
-        node: Any = tool.get(SCHEMA_SECTIONS[self.change.path[0]], MISSING)
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                return MISSING
-            node = node[key]
-        return node
+__all__ = ["LEVELS", "Finding", "Level", "judge"]
 
 
 def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[str, Any] | None) -> Finding:
@@ -66,15 +45,33 @@ def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[
         return Finding(change, "DESCRIPTION_CHANGED", "the tool's description changed")
     if section == "Annotations":
         return _annotation(change, old_tool or {}, new_tool or {})
-    direction: Literal["input", "output"] = "input" if section == "Input schema" else "output"
+    direction: Direction = "input" if section == "Input schema" else "output"
+    field = SCHEMA_SECTIONS[section]
+    return _judge_schema(
+        change, direction, (old_tool or {}).get(field, MISSING), (new_tool or {}).get(field, MISSING)
+    )
+
+
+def _judge_schema(
+    change: Change,
+    direction: Direction,
+    old_root: Any,
+    new_root: Any,
+    owners: tuple[str, ...] = (),
+    label: str = "",
+) -> Finding:
+    """Judge a change whose path (after its section) starts at `old_root`/`new_root`."""
     schema_path = change.path[1:]
-    index, member, owners = _locate(schema_path)
+    index, member, found = _locate(schema_path)
     keyword = schema_path[index] if schema_path else ROOT
-    context = _Context(
-        change, direction, keyword, schema_path[:index], member, owners, old_tool or {}, new_tool or {}
+    context = SchemaContext(
+        change, direction, keyword, schema_path[:index], member, (*owners, *found), old_root, new_root, label
     )
     if schema_path == (ROOT,):
         return _root(context)
+    moved = moved_keyword(context)
+    if moved is not None:
+        return moved
     if member is not None:
         return (_property if keyword == "properties" else _definition)(context)
     return _KEYWORD_HANDLERS.get(keyword, _other)(context)
@@ -166,7 +163,7 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
 # --- schemas ------------------------------------------------------------------------------
 
 
-def _root(c: _Context) -> Finding:
+def _root(c: SchemaContext) -> Finding:
     old, new = c.change.before, c.change.after
     if c.direction == "output":
         if new is None:
@@ -176,45 +173,95 @@ def _root(c: _Context) -> Finding:
     return Finding(c.change, "INPUT_SCHEMA_REPLACED", "the input schema was replaced")
 
 
-def _owner(c: _Context) -> str:
-    """'parameter x' / 'output field a.b' for messages."""
-    names = (*c.owner_names, c.member) if c.member and c.keyword == "properties" else c.owner_names
-    what = "parameter" if c.direction == "input" else "output field"
-    return f"{what} '{'.'.join(names)}'" if names else ("input" if c.direction == "input" else "output")
-
-
-def _property(c: _Context) -> Finding:
+def _property(c: SchemaContext) -> Finding:
     """One property added or removed as a whole."""
     if c.change.op == "changed":
         return _other(c)
     return _members(c, [c.member or ""], _owner(c))
 
 
-def _properties(c: _Context) -> Finding:
-    """The whole `properties` keyword appeared or vanished."""
+def _properties(c: SchemaContext) -> Finding:
+    """The whole `properties` keyword appeared or vanished. Dropped from an input object that
+    still accepts any key, it rejects nothing: the names are merely no longer declared."""
     if c.change.op == "changed":
         return _other(c)
     names = sorted((c.change.after if c.change.op == "added" else c.change.before) or {})
+    if not names:
+        return Finding(
+            c.change,
+            "SCHEMA_RESTRUCTURED",
+            f"{_owner(c)}: an empty 'properties' was {c.change.op}; nothing changes",
+        )
+    if c.direction == "input" and c.change.op == "removed":
+        extra = _extra_keys(c.node("new", c.parent))
+        if extra == "open":
+            them = "it" if len(names) == 1 else "them"
+            return Finding(
+                c.change,
+                "PROPERTIES_UNDECLARED",
+                f"{_owner(c)}: {', '.join(names)} no longer declared but still accepted "
+                f"(additionalProperties allows {them})",
+            )
+        if extra == "schema":
+            return Finding(
+                c.change,
+                "SCHEMA_CHANGED",
+                f"{_owner(c)}: {', '.join(names)} no longer declared; "
+                "extra keys have their own schema, review it",
+            )
     what = "parameters" if c.direction == "input" else "output fields"
     return _members(c, names, f"{what} {', '.join(names)}")
 
 
-def _members(c: _Context, names: list[str], who: str) -> Finding:
+def _extra_keys(node: Any) -> Literal["closed", "open", "schema"]:
+    """What an object node does with keys it does not declare."""
+    if not isinstance(node, dict):
+        return "open"
+    additional = node.get("additionalProperties", node.get("unevaluatedProperties", True))
+    if additional is False:
+        return "closed"
+    if node.get("patternProperties") or (isinstance(additional, dict) and additional):
+        return "schema"
+    return "open"
+
+
+def _members(c: SchemaContext, names: list[str], who: str) -> Finding:
     """Properties added or removed: for inputs, required ones break callers; for outputs,
     removed ones break consumers."""
+    hint = _rename_hint(c) if c.member is not None and c.change.op == "removed" else None
     if c.direction == "input":
         if c.change.op == "removed":
-            return Finding(c.change, "PARAM_REMOVED", f"{who} removed; callers sending it fail")
+            return Finding(c.change, "PARAM_REMOVED", f"{who} removed; callers sending it fail", hint)
         required = c.node("new", (*c.parent, "required"))
         if isinstance(required, list) and set(required) & set(names):
             return Finding(c.change, "PARAM_ADDED_REQUIRED", f"{who} added as required")
         return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"{who} added as optional")
     if c.change.op == "removed":
-        return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{who} removed")
+        return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{who} removed", hint)
     return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"{who} added")
 
 
-def _required(c: _Context) -> Finding:
+def _rename_hint(c: SchemaContext) -> str | None:
+    """A removed property whose schema (annotations aside) exactly one added sibling has, and
+    no other removed one: probably renamed. Said once, beside the removal."""
+    old, new = c.node("old", (*c.parent, "properties")), c.node("new", (*c.parent, "properties"))
+    if not isinstance(old, dict) or not isinstance(new, dict) or c.member not in old:
+        return None
+
+    def shape(schema: Any) -> str:
+        bare = (
+            {k: v for k, v in schema.items() if k not in ANNOTATIONS} if isinstance(schema, dict) else schema
+        )
+        return canonical(bare)
+
+    targets = [name for name in new if name not in old and shape(new[name]) == shape(old[c.member])]
+    if len(targets) != 1:
+        return None
+    sources = [name for name in old if name not in new and shape(old[name]) == shape(new[targets[0]])]
+    return f"probably renamed to '{targets[0]}' (same schema)" if sources == [c.member] else None
+
+
+def _required(c: SchemaContext) -> Finding:
     old = set(c.change.before) if isinstance(c.change.before, list) else set()
     new = set(c.change.after) if isinstance(c.change.after, list) else set()
     existed = c.node("old", (*c.parent, "properties"))
@@ -223,8 +270,15 @@ def _required(c: _Context) -> Finding:
         newly = sorted((new - old) & existed)
         if newly:
             return Finding(c.change, "PARAM_BECAME_REQUIRED", f"now required: {', '.join(newly)}")
+        # A name that left `required` with its property was removed, not made optional.
+        remaining = c.node("new", (*c.parent, "properties"))
+        relaxed = sorted((old - new) & set(remaining if isinstance(remaining, dict) else ()))
+        if relaxed:
+            return Finding(c.change, "PARAM_BECAME_OPTIONAL", f"now optional: {', '.join(relaxed)}")
         if old - new:
-            return Finding(c.change, "PARAM_BECAME_OPTIONAL", f"now optional: {', '.join(sorted(old - new))}")
+            added, removed = ", ".join(sorted(new - old)), ", ".join(sorted(old - new))
+            follows = f"added ({added}) and removed ({removed})" if added else f"removed ({removed})"
+            return Finding(c.change, "REQUIRED_CHANGED", f"required follows the parameters {follows}")
         return Finding(c.change, "REQUIRED_CHANGED", "required now lists the new parameters")
     if old - new:
         dropped = ", ".join(sorted(old - new))
@@ -232,58 +286,33 @@ def _required(c: _Context) -> Finding:
     return Finding(c.change, "OUTPUT_REQUIRED_ADDED", f"now guaranteed: {', '.join(sorted(new - old))}")
 
 
-def _types(node: Any) -> frozenset[str] | None:
-    """What a schema node admits, coarsely: JSON type names (None = anything)."""
-    if not isinstance(node, dict):
-        return None
-    members = node.get("anyOf", node.get("oneOf"))
-    if isinstance(members, list):
-        found: set[str] = set()
-        for member in members:
-            kinds = _types(member)
-            if kinds is None:
-                return None
-            found |= kinds
-        return frozenset(found)
-    kind = node.get("type")
-    if isinstance(kind, str):
-        kinds = {kind}
-    elif isinstance(kind, list):
-        kinds = set(kind)
-    elif "$ref" in node:
-        kinds = {"ref:" + str(node["$ref"])}
-    elif "const" in node or "enum" in node:
-        values = [node["const"]] if "const" in node else node["enum"]
-        kinds = {_json_type(v) for v in values}
-    else:
-        return None
-    if "number" in kinds:
-        kinds.add("integer")  # every integer is a number
-    return frozenset(kinds)
+def _type(c: SchemaContext) -> Finding:
+    old_node, new_node = c.node("old", c.parent), c.node("new", c.parent)
+    old, new = admitted_types(old_node), admitted_types(new_node)
+    owner = _owner(c)
+    if old != new:
+        return type_change(c, old, new)
+    if combinators_differ(old_node, new_node):
+        # `type: object` moved into (or out of) anyOf members: the types stay; what the
+        # members add or drop is judged on the combinator's own entry.
+        kind = combinator(new_node) or combinator(old_node)
+        return Finding(
+            c.change,
+            "SCHEMA_RESTRUCTURED",
+            f"{owner}: same types as before (see '{kind}')",
+        )
+    return _same_types(c, owner)
 
 
-def _same_types(c: _Context, owner: str) -> Finding:
+def _same_types(c: SchemaContext, owner: str) -> Finding:
     """Same JSON types on both sides: compare the listed values of enum/const members, else say
     the members were only reordered, or that a reviewer must look."""
     before, after = c.change.before, c.change.after
-    if isinstance(before, list) and isinstance(after, list) and _as_set(before) == _as_set(after):
+    if isinstance(before, list) and isinstance(after, list) and as_set(before) == as_set(after):
         return Finding(c.change, "SCHEMA_REORDERED", f"{owner}: '{c.keyword}' members were reordered")
-    old, new = _listed_values(c.node("old", c.parent)), _listed_values(c.node("new", c.parent))
+    old, new = listed_values(c.node("old", c.parent)), listed_values(c.node("new", c.parent))
     if old is not None and new is not None and old != new:
-        added, removed = sorted(new - old), sorted(old - new)
-        if c.direction == "input":
-            if removed:
-                return Finding(
-                    c.change,
-                    "ENUM_VALUE_REMOVED",
-                    f"{owner} no longer accepts {', '.join(removed)}",
-                )
-            return Finding(c.change, "ENUM_VALUE_ADDED", f"{owner} also accepts {', '.join(added)}")
-        if added:
-            return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{owner} may now return {', '.join(added)}")
-        return Finding(
-            c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{owner} no longer returns {', '.join(removed)}"
-        )
+        return listed_change(c, old, new)
     return Finding(
         c.change,
         "SCHEMA_CHANGED",
@@ -291,66 +320,11 @@ def _same_types(c: _Context, owner: str) -> Finding:
     )
 
 
-def _as_set(members: list[Any]) -> set[str]:
-    return {json.dumps(member, sort_keys=True) for member in members}
+def _combinator(c: SchemaContext) -> Finding:
+    return judge_combinator(c, _judge_schema)
 
 
-def _listed_values(node: Any) -> set[str] | None:
-    """JSON texts of every enum/const value a node lists (across anyOf members); None if any
-    member admits a whole type rather than listed values (other than null)."""
-    if not isinstance(node, dict):
-        return None
-    members = node.get("anyOf", node.get("oneOf"))
-    if isinstance(members, list):
-        found: set[str] = set()
-        for member in members:
-            if isinstance(member, dict) and member.get("type") == "null" and len(member) == 1:
-                found.add("null")
-                continue
-            values = _listed_values(member)
-            if values is None:
-                return None
-            found |= values
-        return found
-    if "const" in node:
-        return {json.dumps(node["const"])}
-    if isinstance(node.get("enum"), list):
-        return {json.dumps(v) for v in node["enum"]}
-    return None
-
-
-def _json_type(value: Any) -> str:
-    return {
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-        str: "string",
-        list: "array",
-        dict: "object",
-    }.get(type(value), "null")
-
-
-def _type(c: _Context) -> Finding:
-    old, new = _types(c.node("old", c.parent)), _types(c.node("new", c.parent))
-    owner = _owner(c)
-    if old == new:
-        return _same_types(c, owner)
-    widened = new is None or (old is not None and old < new)
-    narrowed = old is None or (new is not None and new < old)
-    if c.direction == "input":
-        if widened:
-            return Finding(c.change, "PARAM_TYPE_WIDENED", f"{owner} accepts more types")
-        if narrowed:
-            return Finding(c.change, "PARAM_TYPE_NARROWED", f"{owner} accepts fewer types")
-        return Finding(c.change, "PARAM_TYPE_CHANGED", f"{owner} changed type")
-    if narrowed:
-        return Finding(c.change, "OUTPUT_TYPE_NARROWED", f"{owner} returns fewer types")
-    if widened:
-        return Finding(c.change, "OUTPUT_TYPE_WIDENED", f"{owner} may return types it did not before")
-    return Finding(c.change, "OUTPUT_TYPE_CHANGED", f"{owner} changed type")
-
-
-def _enum(c: _Context) -> Finding:
+def _enum(c: SchemaContext) -> Finding:
     old, new = _values(c.change.before, c.keyword), _values(c.change.after, c.keyword)
     owner = _owner(c)
     removed = [v for v in old or [] if v not in (new or [])]
@@ -395,7 +369,7 @@ _BOUNDS: Mapping[str, tuple[str, str, bool]] = {
 }
 
 
-def _bound(c: _Context) -> Finding:
+def _bound(c: SchemaContext) -> Finding:
     tighter_rule, looser_rule, larger_is_tighter = _BOUNDS[c.keyword]
     old, new = c.change.before, c.change.after
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new))
@@ -424,7 +398,7 @@ def _shown(value: Any) -> str:
     return "(none)" if value is MISSING else json.dumps(value)
 
 
-def _pattern(c: _Context) -> Finding:
+def _pattern(c: SchemaContext) -> Finding:
     owner = _owner(c)
     if c.direction == "output":
         return Finding(c.change, "OUTPUT_PATTERN_CHANGED", f"{owner} may return strings of another form")
@@ -433,7 +407,7 @@ def _pattern(c: _Context) -> Finding:
     return Finding(c.change, "PATTERN_CHANGED", f"{owner} must match a new pattern")
 
 
-def _additional(c: _Context) -> Finding:
+def _additional(c: SchemaContext) -> Finding:
     old, new = c.change.before, c.change.after
     restricted = new is False or (new is not MISSING and old in (MISSING, True))
     if c.direction == "input" and restricted:
@@ -441,7 +415,7 @@ def _additional(c: _Context) -> Finding:
     return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)}: additionalProperties changed")
 
 
-def _default(c: _Context) -> Finding:
+def _default(c: SchemaContext) -> Finding:
     if c.direction == "output":
         return Finding(c.change, "OUTPUT_DEFAULT_CHANGED", f"{_owner(c)}: documented default changed")
     return Finding(
@@ -451,7 +425,7 @@ def _default(c: _Context) -> Finding:
     )
 
 
-def _definition(c: _Context) -> Finding:
+def _definition(c: SchemaContext) -> Finding:
     name = c.member
     if c.change.op == "removed":
         return Finding(c.change, "DEFINITION_REMOVED", f"definition '{name}' was removed")
@@ -460,22 +434,22 @@ def _definition(c: _Context) -> Finding:
     return _other(c)
 
 
-def _defs(c: _Context) -> Finding:
+def _defs(c: SchemaContext) -> Finding:
     if c.change.op == "changed":
         return _other(c)
     verb = "added" if c.change.op == "added" else "removed"
     return Finding(c.change, f"DEFINITION_{verb.upper()}", f"definitions were {verb}")
 
 
-def _simple(rule: str, what: str) -> Callable[[_Context], Finding]:
+def _simple(rule: str, what: str) -> Callable[[SchemaContext], Finding]:
     return lambda c: Finding(c.change, rule, f"{_owner(c)}: {what}")
 
 
-def _other(c: _Context) -> Finding:
+def _other(c: SchemaContext) -> Finding:
     return Finding(c.change, "SCHEMA_CHANGED", f"{_owner(c)}: '{c.keyword}' changed")
 
 
-_KEYWORD_HANDLERS: Mapping[str, Callable[[_Context], Finding]] = {
+_KEYWORD_HANDLERS: Mapping[str, Callable[[SchemaContext], Finding]] = {
     "description": _simple("DESCRIPTION_CHANGED", "description changed"),
     "title": _simple("TITLE_CHANGED", "title changed"),
     "examples": _simple("EXAMPLES_CHANGED", "examples changed"),
@@ -484,8 +458,8 @@ _KEYWORD_HANDLERS: Mapping[str, Callable[[_Context], Finding]] = {
     "default": _default,
     "required": _required,
     "type": _type,
-    "anyOf": _type,
-    "oneOf": _type,
+    "anyOf": _combinator,
+    "oneOf": _combinator,
     "$ref": _type,
     "enum": _enum,
     "const": _enum,

@@ -41,6 +41,24 @@ _RULES = (
     Rule("SPEC_VALUE_INVALID", "error", "spec", "A value must have the type and form its key requires."),
     Rule("SPEC_NOT_FOUND", "error", "spec", "A spec path given on the command line must exist."),
     Rule("SUPPRESSION_RULE_UNKNOWN", "error", "spec", "A lint suppression must name a lint rule."),
+    # spec: limits on what the compiler reads (compiler/limits.py says why each sits where it does)
+    Rule("SPEC_TOO_LARGE", "error", "spec", "A server's spec files together stay within the size limit."),
+    Rule("SPEC_STRING_TOO_LONG", "error", "spec", "One string of a spec stays within the length limit."),
+    Rule("TOOLS_TOO_MANY", "error", "spec", "A server declares at most the limit of tools."),
+    Rule("YAML_NESTING_TOO_DEEP", "error", "spec", "YAML nests (aliases expanded) within the depth limit."),
+    Rule(
+        "YAML_ALIAS_BUDGET_EXCEEDED",
+        "error",
+        "spec",
+        "Aliases may share fragments but not multiply them beyond the budget, nor contain themselves.",
+    ),
+    Rule("YAML_TAG_UNSUPPORTED", "error", "spec", "A spec holds plain YAML data, no tags (`!!python/...`)."),
+    Rule(
+        "NUMBER_NOT_FINITE",
+        "error",
+        "spec",
+        "Numbers must be finite doubles: JSON has no NaN or Infinity.",
+    ),
     # server
     Rule("SERVER_NAME_INVALID", "error", "server", "A server name is lowercase letters, digits and dashes."),
     Rule(
@@ -86,11 +104,24 @@ _RULES = (
     Rule("PATTERN_INVALID", "error", "schema", "A `pattern` must be a regular expression that compiles."),
     Rule("REF_UNRESOLVED", "error", "schema", "A `$ref` must point at a `$defs` entry of the same schema."),
     Rule("DEFS_NAME_CLASH", "error", "schema", "Input and output `$defs` of one tool must not share a name."),
+    Rule(
+        "SCHEMA_REF_CYCLE",
+        "error",
+        "schema",
+        "A `$ref` chain must reach a schema: types recurse via properties, items or additionalProperties.",
+    ),
+    Rule(
+        "SCHEMA_REF_BUDGET_EXCEEDED",
+        "error",
+        "schema",
+        "An output schema with its `$ref`s inlined stays within the node and depth budget.",
+    ),
     # caps
     Rule(
         "CAP_UNKNOWN", "error", "caps", "A reference to a cap (`caps.NAME`) must name one the tool declares."
     ),
     Rule("CAP_VALUE_EXCEEDS_MAX", "error", "caps", "A cap's value must not exceed its hard maximum."),
+    Rule("CAP_MAX_UNDEFINED", "error", "caps", "`caps.NAME.max` needs a cap that declares `max:`."),
     # backends
     Rule(
         "BACKEND_UNKNOWN",
@@ -101,6 +132,25 @@ _RULES = (
     Rule(
         "BACKEND_IMPORT_FAILED", "error", "backend", "A custom backend `package.module:function` must import."
     ),
+    Rule(
+        "BACKEND_IMPORT_TIMEOUT",
+        "error",
+        "backend",
+        "Importing custom backends must finish within the time limit.",
+    ),
+    Rule(
+        "BACKEND_NOT_ALLOWED",
+        "error",
+        "backend",
+        "A custom backend is the user's code, not a function of Python's standard library.",
+    ),
+    Rule(
+        "BACKEND_NOT_DECLARED",
+        "error",
+        "backend",
+        "A custom backend declares itself with `@backend` from `lynxc.runtime.backend`.",
+    ),
+    Rule("BACKEND_NOT_ASYNC", "error", "backend", "A backend is an `async def` function."),
     Rule(
         "BACKEND_PARAM_UNSUPPORTED",
         "error",
@@ -291,9 +341,17 @@ _DIFF_RULES = (
     ("PARAM_ADDED_REQUIRED", "breaking", "A new required parameter: existing callers do not send it."),
     ("PARAM_ADDED_OPTIONAL", "info", "A new optional parameter."),
     ("PARAM_REMOVED", "breaking", "A parameter was removed: callers that send it are rejected."),
-    ("PARAM_BECAME_REQUIRED", "breaking", "An existing parameter became required."),
-    ("PARAM_BECAME_OPTIONAL", "info", "A required parameter became optional."),
-    ("REQUIRED_CHANGED", "info", "`required` changed only to list newly added parameters."),
+    (
+        "PARAM_BECAME_REQUIRED",
+        "breaking",
+        "An existing parameter became required, or callers must now send one of a group (anyOf of required).",
+    ),
+    (
+        "PARAM_BECAME_OPTIONAL",
+        "info",
+        "A required parameter, or a required group of parameters, became optional.",
+    ),
+    ("REQUIRED_CHANGED", "info", "`required` changed only to follow parameters added or removed."),
     ("PARAM_TYPE_NARROWED", "breaking", "A parameter accepts fewer JSON types."),
     ("PARAM_TYPE_WIDENED", "info", "A parameter accepts more JSON types."),
     ("PARAM_TYPE_CHANGED", "breaking", "A parameter's type changed incompatibly."),
@@ -317,6 +375,11 @@ _DIFF_RULES = (
     ("PATTERN_REMOVED", "info", "An input string no longer has a pattern."),
     ("ADDITIONAL_PROPERTIES_RESTRICTED", "breaking", "An input object now rejects keys it accepted."),
     ("ADDITIONAL_PROPERTIES_CHANGED", "info", "additionalProperties changed without rejecting more input."),
+    (
+        "PROPERTIES_UNDECLARED",
+        "info",
+        "An object's `properties` were dropped but additionalProperties still accepts them.",
+    ),
     ("DEFAULT_CHANGED", "warning", "An input default changed: callers that omit it get new behaviour."),
     ("FORMAT_CHANGED", "warning", "A string format changed."),
     ("SCHEMA_DIALECT_CHANGED", "info", "The $schema dialect changed."),
@@ -324,8 +387,12 @@ _DIFF_RULES = (
     ("DEFINITION_REMOVED", "info", "A $defs entry was removed (changes to references show on their own)."),
     ("OUTPUT_PROPERTY_REMOVED", "breaking", "An output field was removed: consumers reading it break."),
     ("OUTPUT_PROPERTY_ADDED", "info", "An output field was added."),
-    ("OUTPUT_REQUIRED_REMOVED", "breaking", "An output field is no longer guaranteed to be present."),
-    ("OUTPUT_REQUIRED_ADDED", "info", "An output field is now guaranteed to be present."),
+    (
+        "OUTPUT_REQUIRED_REMOVED",
+        "breaking",
+        "An output field (or one of a group) is no longer guaranteed to be present.",
+    ),
+    ("OUTPUT_REQUIRED_ADDED", "info", "An output field (or one of a group) is now guaranteed to be present."),
     ("OUTPUT_TYPE_WIDENED", "breaking", "An output field may return JSON types it did not before."),
     ("OUTPUT_TYPE_NARROWED", "info", "An output field returns fewer JSON types."),
     ("OUTPUT_TYPE_CHANGED", "breaking", "An output field's type changed incompatibly."),
@@ -339,7 +406,24 @@ _DIFF_RULES = (
     ("OUTPUT_RANGE_NARROWED", "info", "An output bound was tightened."),
     ("OUTPUT_PATTERN_CHANGED", "warning", "An output string's pattern changed or was removed."),
     ("OUTPUT_DEFAULT_CHANGED", "info", "A documented default in the output schema changed."),
+    (
+        "PARAM_ALTERNATIVE_REMOVED",
+        "breaking",
+        "An input's anyOf/oneOf member was dropped and the member left of its type accepts less.",
+    ),
+    ("PARAM_ALTERNATIVE_ADDED", "info", "An input accepts a new anyOf/oneOf member of a type it had."),
+    (
+        "OUTPUT_ALTERNATIVE_ADDED",
+        "breaking",
+        "An output may return a new anyOf/oneOf member its earlier member of that type does not cover.",
+    ),
+    ("OUTPUT_ALTERNATIVE_REMOVED", "info", "An output no longer returns one of its anyOf/oneOf members."),
     ("SCHEMA_REORDERED", "info", "Members of a list keyword were reordered; nothing else changed."),
+    (
+        "SCHEMA_RESTRUCTURED",
+        "info",
+        "A keyword changed form (moved into or out of anyOf members, emptied) but admits the same.",
+    ),
     ("SCHEMA_CHANGED", "warning", "A schema keyword changed in a way lynxc cannot classify; review it."),
 )
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from lynxc.compiler.diff import diff_tools
+from lynxc.compiler.diff_inputs import ServerWire
+from lynxc.compiler.diff_render import render_github, render_json, render_markdown, render_text
 from lynxc.compiler.judge import judge
+from lynxc.compiler.review import review_pair
 
 
 def tool(schema: dict, output: dict | None = None) -> dict:
@@ -57,3 +60,249 @@ def test_default_inside_an_object_default_is_judged_as_default() -> None:
     (change,) = diff_tools([old], [new])
     assert change.path_text == "Input schema / properties / o / default / a"
     assert judge(change, old, new).rule_id == "DEFAULT_CHANGED"
+
+
+# --- issue 11: combinators and their neighbours ---------------------------------------------
+
+
+def judged(old: dict, new: dict) -> dict[str, tuple[str, str]]:
+    """path -> (rule, message) for every change between two tools."""
+    old, new = {"name": "t", **old}, {"name": "t", **new}
+    findings = (judge(c, old, new) for c in diff_tools([old], [new]))
+    return {f.change.path_text: (f.rule_id, f.message) for f in findings}
+
+
+POST = {"type": "object", "properties": {"body": {"type": "string"}, "reaction": {"type": "string"}}}
+ONE_OF_THEM = [{"required": ["body"]}, {"required": ["reaction"]}]
+
+
+def test_required_alternatives_added_to_an_input_narrow_it() -> None:
+    added = judged({"inputSchema": POST}, {"inputSchema": {**POST, "anyOf": ONE_OF_THEM}})
+    assert added == {
+        "Input schema / anyOf": (
+            "PARAM_BECAME_REQUIRED",
+            "input now requires one of body | reaction: a call sending none of them is rejected",
+        )
+    }
+    removed = judged({"inputSchema": {**POST, "anyOf": ONE_OF_THEM}}, {"inputSchema": POST})
+    assert removed["Input schema / anyOf"][0] == "PARAM_BECAME_OPTIONAL"
+    exclusive = judged(
+        {"inputSchema": {**POST, "anyOf": ONE_OF_THEM}}, {"inputSchema": {**POST, "oneOf": ONE_OF_THEM}}
+    )
+    assert exclusive["Input schema / oneOf"] == (
+        "PARAM_BECAME_REQUIRED",
+        "input now requires exactly one of body | reaction: a call sending body and reaction is rejected",
+    )
+    assert exclusive["Input schema / anyOf"][0] == "PARAM_BECAME_REQUIRED"
+
+
+def test_required_alternatives_relaxing_a_required_parameter_widen_the_input() -> None:
+    old = {"inputSchema": {**POST, "required": ["body"]}}
+    new = {"inputSchema": {**POST, "anyOf": ONE_OF_THEM}}
+    assert {rule for rule, _ in judged(old, new).values()} == {"PARAM_BECAME_OPTIONAL"}
+
+
+def test_required_alternatives_in_an_output_are_guarantees() -> None:
+    added = judged({"outputSchema": POST}, {"outputSchema": {**POST, "anyOf": ONE_OF_THEM}})
+    assert added["Output schema / anyOf"][0] == "OUTPUT_REQUIRED_ADDED"
+    removed = judged({"outputSchema": {**POST, "anyOf": ONE_OF_THEM}}, {"outputSchema": POST})
+    assert removed["Output schema / anyOf"][0] == "OUTPUT_REQUIRED_REMOVED"
+
+
+def object_param(inner: dict) -> dict:
+    return {"inputSchema": {"type": "object", "properties": {"o": {"type": "object", **inner}}}}
+
+
+def test_removing_properties_from_an_open_object_rejects_nothing() -> None:
+    empty = judged(object_param({"properties": {}}), object_param({}))
+    assert empty == {
+        "Input schema / properties / o / properties": (
+            "SCHEMA_RESTRUCTURED",
+            "parameter 'o': an empty 'properties' was removed; nothing changes",
+        )
+    }
+    declared = judged(object_param({"properties": {"a": {"type": "string"}}}), object_param({}))
+    assert declared["Input schema / properties / o / properties"] == (
+        "PROPERTIES_UNDECLARED",
+        "parameter 'o': a no longer declared but still accepted (additionalProperties allows it)",
+    )
+    closed = judged(
+        object_param({"properties": {"a": {"type": "string"}}, "additionalProperties": False}),
+        object_param({"additionalProperties": False}),
+    )
+    assert closed["Input schema / properties / o / properties"][0] == "PARAM_REMOVED"
+    assert "parameters a removed" in closed["Input schema / properties / o / properties"][1]
+
+
+def union(first: dict, second: dict, kind: str = "oneOf") -> dict:
+    return {"type": "object", "properties": {"x": {kind: [first, second]}}}
+
+
+def test_a_change_inside_one_member_is_judged_like_the_same_change_outside() -> None:
+    before = union({"type": "string", "enum": ["a", "b"]}, {"type": "integer"})
+    after = union({"type": "string", "enum": ["a", "c"]}, {"type": "integer"})
+    inside = judged({"inputSchema": before}, {"inputSchema": after})
+    assert inside == {
+        "Input schema / properties / x / oneOf": (
+            "ENUM_VALUE_REMOVED",
+            "parameter 'x' (oneOf[0]) no longer accepts \"b\"",
+        )
+    }
+    outside = judged(
+        {"inputSchema": {"type": "object", "properties": {"x": {"type": "string", "enum": ["a", "b"]}}}},
+        {"inputSchema": {"type": "object", "properties": {"x": {"type": "string", "enum": ["a", "c"]}}}},
+    )
+    assert (
+        outside["Input schema / properties / x / enum"][0]
+        == inside["Input schema / properties / x / oneOf"][0]
+    )
+    # An output's member follows the output's direction: a new value may reach consumers.
+    assert judged({"outputSchema": before}, {"outputSchema": after})[
+        "Output schema / properties / x / oneOf"
+    ][0] == ("OUTPUT_ENUM_VALUE_ADDED")
+
+
+def test_members_are_paired_by_their_discriminator_whatever_their_order() -> None:
+    circle = {"type": "object", "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}}}
+    square = {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "number"}}}
+    square_capped = {
+        **square,
+        "properties": {**square["properties"], "side": {"type": "number", "maximum": 9}},
+    }
+    found = judged({"inputSchema": union(circle, square)}, {"inputSchema": union(square_capped, circle)})
+    assert found["Input schema / properties / x / oneOf"] == (
+        "MAXIMUM_DECREASED",
+        "parameter 'x.side' (oneOf[0]) accepts less: maximum (none) -> 9",
+    )
+
+
+def test_unprovable_member_changes_still_ask_for_review() -> None:
+    # One string member becomes two: neither accepts every string starting with "a", yet
+    # together they accept every string. No single pairing proves a break, so a reviewer looks.
+    strings = [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 4}, {"type": "integer"}]
+    before = {
+        "type": "object",
+        "properties": {"x": {"anyOf": [{"type": "string", "pattern": "^a"}, {"type": "integer"}]}},
+    }
+    after = {"type": "object", "properties": {"x": {"anyOf": strings}}}
+    rule, message = judged({"inputSchema": before}, {"inputSchema": after})[
+        "Input schema / properties / x / anyOf"
+    ]
+    assert rule == "SCHEMA_CHANGED"
+    assert message.startswith(
+        "parameter 'x': no single member accepts everything the former anyOf[0] did; review it"
+    )
+
+
+def test_null_and_missing_input_schemas_are_the_same() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    to_null = judged({"inputSchema": schema}, {"inputSchema": None})
+    to_missing = judged({"inputSchema": schema}, {})
+    assert (
+        to_null
+        == to_missing
+        == {"Input schema / (root)": ("INPUT_SCHEMA_REPLACED", "the input schema was replaced")}
+    )
+    assert judged({"inputSchema": None}, {}) == {}
+    assert judged({"outputSchema": schema}, {"outputSchema": None}) == judged({"outputSchema": schema}, {})
+
+
+def test_a_rename_is_one_breaking_removal_with_a_hint() -> None:
+    old = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "string", "description": "A."}},
+            "required": ["a"],
+        },
+    }
+    new = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"b": {"type": "string", "description": "B."}},
+            "required": ["b"],
+        },
+    }
+    findings = {c.path_text: judge(c, old, new) for c in diff_tools([old], [new])}
+    removed = findings["Input schema / properties / a"]
+    assert (removed.rule_id, removed.hint) == ("PARAM_REMOVED", "probably renamed to 'b' (same schema)")
+    assert findings["Input schema / properties / b"].hint is None
+    assert findings["Input schema / required"].rule_id == "REQUIRED_CHANGED"
+    assert not any("now optional" in finding.message for finding in findings.values())
+
+
+def test_string_to_nullable_non_empty_string_loses_the_empty_string() -> None:
+    found = judged(
+        {"inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        {
+            "inputSchema": {
+                "type": "object",
+                "properties": {"x": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}},
+            }
+        },
+    )
+    assert found["Input schema / properties / x / anyOf"] == (
+        "MIN_LENGTH_INCREASED",
+        "parameter 'x' (anyOf[0]) accepts less: minLength (none) -> 1; parameter 'x' accepts more types",
+    )
+    assert found["Input schema / properties / x / type"][0] == "PARAM_TYPE_WIDENED"
+
+
+def test_markdown_leaves_out_unchanged_servers() -> None:
+    old = {"name": "t", "description": "Old."}
+    new = {"name": "t", "description": "New."}
+    changed = review_pair(ServerWire("shop", [old], "a"), ServerWire("shop", [new], "b"))
+    unchanged = review_pair(ServerWire("quiet", [old], "a"), ServerWire("quiet", [old], "b"))
+    markdown = render_markdown([changed, unchanged])
+    assert "`shop`" in markdown and "quiet" not in markdown and "no changes" not in markdown
+    assert render_markdown([unchanged]) == "No schema changes.\n"
+
+
+def test_text_json_and_github_show_the_rename_hint() -> None:
+    old = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+    new = {"name": "t", "inputSchema": {"type": "object", "properties": {"b": {"type": "string"}}}}
+    reviews = [review_pair(ServerWire("shop", [old], "a"), ServerWire("shop", [new], "b"))]
+    assert "             hint: probably renamed to 'b' (same schema)\n" in render_text(reviews)
+    assert "(hint: probably renamed to 'b' (same schema))" in render_markdown(reviews)
+    assert '"hint": "probably renamed to \'b\' (same schema)"' in render_json(reviews)
+    assert "probably renamed to 'b'" in render_github(reviews)
+
+
+def test_a_constraint_moved_into_the_members_is_not_judged_as_dropped() -> None:
+    # Made nullable: maxLength and enum moved into the string member with `type`; they still hold.
+    plain = {"type": "string", "maxLength": 50, "enum": ["a", "b"]}
+    nullable = {"anyOf": [plain, {"type": "null"}]}
+    found = judged(
+        {"inputSchema": {"type": "object", "properties": {"x": plain}}},
+        {"inputSchema": {"type": "object", "properties": {"x": nullable}}},
+    )
+    base = "Input schema / properties / x"
+    assert found[f"{base} / maxLength"] == (
+        "SCHEMA_RESTRUCTURED",
+        "parameter 'x': 'maxLength' moved into the anyOf members it applies to (see 'anyOf')",
+    )
+    assert found[f"{base} / enum"][0] == "SCHEMA_RESTRUCTURED"
+    assert found[f"{base} / anyOf"] == (
+        "PARAM_TYPE_WIDENED",
+        "parameter 'x' accepts more types; parameter 'x' also accepts null",
+    )
+    # Out of a single member again: nothing a caller sends is rejected.
+    single = judged(
+        {"inputSchema": {"type": "object", "properties": {"x": {"anyOf": [plain]}}}},
+        {"inputSchema": {"type": "object", "properties": {"x": plain}}},
+    )
+    assert {rule for rule, _ in single.values()} == {"SCHEMA_RESTRUCTURED"}
+
+
+def test_a_boolean_member_is_a_schema_too() -> None:
+    # `true` admits anything: dropping the union leaves a node that admits anything as well.
+    anything = {"anyOf": [True, {"type": "string"}]}
+    found = judged(
+        {"inputSchema": {"type": "object", "properties": {"x": anything}}},
+        {"inputSchema": {"type": "object", "properties": {"x": {}}}},
+    )
+    assert found["Input schema / properties / x / anyOf"] == (
+        "SCHEMA_RESTRUCTURED",
+        "parameter 'x': the former anyOf[1] dropped; the new schema accepts all it did",
+    )

@@ -88,8 +88,13 @@ def test_filesystem_2026_move_file_and_media_content() -> None:
     base = "Output schema / properties / content / items"
     assert found[("read_media_file", f"{base} / properties")] == "OUTPUT_PROPERTY_REMOVED"
     assert found[("read_media_file", f"{base} / required")] == "OUTPUT_REQUIRED_REMOVED"
-    # Same JSON type (object) on both sides but a new union: lynxc cannot prove it safe, so it asks.
-    assert found[("read_media_file", f"{base} / anyOf")] == "SCHEMA_CHANGED"
+    # The items became a union: the old item shape pairs with the first member (by the `type`
+    # discriminator; it lost "blob"), and the second member, an embedded resource without `data`
+    # or `mimeType`, is a shape consumers never saw. `type: object` and `additionalProperties:
+    # false` moved unchanged into every member, which changes nothing on its own.
+    assert found[("read_media_file", f"{base} / anyOf")] == "OUTPUT_ALTERNATIVE_ADDED"
+    assert found[("read_media_file", f"{base} / type")] == "SCHEMA_RESTRUCTURED"
+    assert found[("read_media_file", f"{base} / additionalProperties")] == "SCHEMA_RESTRUCTURED"
 
 
 def test_everything_removed_tools_break_and_added_ones_do_not() -> None:

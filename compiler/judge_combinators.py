@@ -1,0 +1,324 @@
+"""Judge an `anyOf`/`oneOf` that appeared, vanished or changed. The node is compared as a whole
+first (JSON types, listed values, required groups), then member by member: the members of both
+versions are paired (`schema_alternatives.pair_members`) and each pair is diffed and judged by
+the rules of whole schemas, in the schema's direction. A member left without a partner is an
+alternative gained or lost. Only what no pairing proves is left to a reviewer (SCHEMA_CHANGED).
+
+`oneOf`'s exclusivity (a value matching two members is rejected) is modelled for required
+groups only; elsewhere oneOf is judged like anyOf.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .diff import Change, diff_schemas
+from .judge_context import LEVELS, Direction, Finding, SchemaContext, owner
+from .schema_alternatives import (
+    RequiredNeeds,
+    admitted_types,
+    alternatives,
+    both_combinators,
+    canonical,
+    combinator,
+    combinators_differ,
+    listed_values,
+    member_label,
+    pair_members,
+    required_group,
+    required_needs,
+    required_witnesses,
+    types_overlap,
+)
+
+# Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
+# const constrain the types of their values.)
+_APPLIES_TO: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("maxLength", "minLength", "pattern", "format"), frozenset({"string"})),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+        frozenset({"number", "integer"}),
+    ),
+    **dict.fromkeys(
+        ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"), frozenset({"array"})
+    ),
+    **dict.fromkeys(
+        (
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+        ),
+        frozenset({"object"}),
+    ),
+}
+# How many reasons a finding that sums up several members spells out.
+REASONS_SHOWN = 4
+# judge._judge_schema: judge a change whose path starts at two given schemas (paired members).
+SchemaJudge = Callable[[Change, Direction, Any, Any, tuple[str, ...], str], Finding]
+
+
+def type_change(c: SchemaContext, old: frozenset[str] | None, new: frozenset[str] | None) -> Finding:
+    who = owner(c)
+    widened = new is None or (old is not None and old < new)
+    narrowed = old is None or (new is not None and new < old)
+    if c.direction == "input":
+        if widened:
+            return Finding(c.change, "PARAM_TYPE_WIDENED", f"{who} accepts more types")
+        if narrowed:
+            return Finding(c.change, "PARAM_TYPE_NARROWED", f"{who} accepts fewer types")
+        return Finding(c.change, "PARAM_TYPE_CHANGED", f"{who} changed type")
+    if narrowed:
+        return Finding(c.change, "OUTPUT_TYPE_NARROWED", f"{who} returns fewer types")
+    if widened:
+        return Finding(c.change, "OUTPUT_TYPE_WIDENED", f"{who} may return types it did not before")
+    return Finding(c.change, "OUTPUT_TYPE_CHANGED", f"{who} changed type")
+
+
+def listed_change(c: SchemaContext, old: set[str], new: set[str]) -> Finding:
+    who = owner(c)
+    added, removed = sorted(new - old), sorted(old - new)
+    if c.direction == "input":
+        if removed:
+            return Finding(c.change, "ENUM_VALUE_REMOVED", f"{who} no longer accepts {', '.join(removed)}")
+        return Finding(c.change, "ENUM_VALUE_ADDED", f"{who} also accepts {', '.join(added)}")
+    if added:
+        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{who} may now return {', '.join(added)}")
+    return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{who} no longer returns {', '.join(removed)}")
+
+
+def as_set(members: list[Any]) -> set[str]:
+    return {json.dumps(member, sort_keys=True) for member in members}
+
+
+def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
+    """An anyOf/oneOf that appeared, vanished or changed: compare what the node admits as a
+    whole (types, listed values, required groups), then member by member."""
+    before, after = c.change.before, c.change.after
+    if isinstance(before, list) and isinstance(after, list) and as_set(before) == as_set(after):
+        return Finding(c.change, "SCHEMA_REORDERED", f"{owner(c)}: '{c.keyword}' members were reordered")
+    old, new = c.node("old", c.parent), c.node("new", c.parent)
+    if both_combinators(old) or both_combinators(new):
+        # anyOf and oneOf on one node constrain it together; lynxc pairs one list at a time.
+        return Finding(
+            c.change, "SCHEMA_CHANGED", f"{owner(c)}: '{c.keyword}' beside another combinator; review it"
+        )
+    if required_group(old) or required_group(new):
+        return _required_group(c, required_needs(old), required_needs(new))
+    findings = []
+    old_types, new_types = admitted_types(old), admitted_types(new)
+    if old_types != new_types:
+        findings.append(type_change(c, old_types, new_types))
+    old_values, new_values = listed_values(old), listed_values(new)
+    if old_values is not None and new_values is not None:
+        if old_values != new_values:
+            findings.append(listed_change(c, old_values, new_values))
+    else:
+        findings += _alternatives(c, old, new, judge_schema)
+    if not findings:
+        return Finding(
+            c.change, "SCHEMA_RESTRUCTURED", f"{owner(c)}: '{c.keyword}' changed form; it admits the same"
+        )
+    return _summed_up(c, findings)
+
+
+def moved_keyword(c: SchemaContext) -> Finding | None:
+    """A constraint written beside the combinator in one version and, unchanged, inside every
+    member it applies to in the other (`maxLength` moving with `type: string` into a nullable
+    anyOf) still holds: it is not dropped or added, and the combinator's entry, which compares
+    whole alternatives, judges what did change."""
+    if c.member is not None or c.change.op == "changed":
+        return None
+    old, new = c.node("old", c.parent), c.node("new", c.parent)
+    holder = new if c.change.op == "removed" else old
+    kind = combinator(holder)
+    if kind is None or not combinators_differ(old, new):
+        return None
+    value = c.change.before if c.change.op == "removed" else c.change.after
+    applies = _APPLIES_TO.get(c.keyword) or _value_types(c.keyword, value)
+    if applies is None:
+        return None
+    members = [m for m in holder[kind] if types_overlap(admitted_types(m), applies)]
+    if not members or not all(
+        isinstance(m, dict) and c.keyword in m and canonical(m[c.keyword]) == canonical(value)
+        for m in members
+    ):
+        return None
+    moved = (
+        "into the {} members it applies to"
+        if c.change.op == "removed"
+        else "out of the {} members it applied to"
+    )
+    return Finding(
+        c.change,
+        "SCHEMA_RESTRUCTURED",
+        f"{owner(c)}: '{c.keyword}' moved {moved.format(kind)} (see '{kind}')",
+    )
+
+
+def _value_types(keyword: str, value: Any) -> frozenset[str] | None:
+    if keyword == "const":
+        return admitted_types({"const": value})
+    if keyword == "enum" and isinstance(value, list):
+        return admitted_types({"enum": value})
+    return None
+
+
+def _alternatives(c: SchemaContext, old: Any, new: Any, judge_schema: SchemaJudge) -> list[Finding]:
+    """Pair the alternatives of both versions; judge each pair with the rules of whole schemas
+    and each member left over as an alternative gained or lost."""
+    old_alts, new_alts = alternatives(old), alternatives(new)
+    pairing = pair_members(old_alts, new_alts)
+    found: list[Finding] = []
+    for i, j in pairing.pairs:
+        label = member_label(new, j) if combinator(new) else f"was {member_label(old, i)}"
+        found += _pair_findings(c, old_alts[i], new_alts[j], label, judge_schema)
+    for i in pairing.removed:
+        found += _unpaired(c, "old", i, (old, old_alts), (new, new_alts), judge_schema)
+    for j in pairing.added:
+        found += _unpaired(c, "new", j, (new, new_alts), (old, old_alts), judge_schema)
+    return found
+
+
+def _pair_findings(
+    c: SchemaContext, old: Any, new: Any, label: str, judge_schema: SchemaJudge
+) -> list[Finding]:
+    """Diff two paired members and judge every difference as if they were whole schemas."""
+    label = f"{c.label}.{label}" if c.label and label else c.label or label
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return [Finding(c.change, "SCHEMA_CHANGED", f"{owner(c)}: {label or 'a member'} changed; review it")]
+    changes = diff_schemas(c.change.tool, c.change.path[:1], old, new)
+    return [judge_schema(sub, c.direction, old, new, c.owner_names, label) for sub in changes]
+
+
+def _unpaired(
+    c: SchemaContext,
+    side: Literal["old", "new"],
+    index: int,
+    mine: tuple[Any, list[Any]],
+    theirs: tuple[Any, list[Any]],
+    judge_schema: SchemaJudge,
+) -> list[Finding]:
+    """A member with no partner on the other side. Losing an input member, or gaining an output
+    one, breaks unless a member of the other side covers it; with one candidate of its type the
+    pair's judgement says why, with several lynxc cannot tell (their union may cover it)."""
+    (node, alts), (other_node, others) = mine, theirs
+    member, who, kinds = alts[index], owner(c), admitted_types(alts[index])
+    if kinds is not None and not types_overlap(kinds, admitted_types(other_node)):
+        return []  # a type that appeared or vanished: the type change says it
+    label = _label(node, index, side)
+    if (c.direction == "input") != (side == "old"):  # an input gains or an output loses a member
+        if c.direction == "input":
+            return [Finding(c.change, "PARAM_ALTERNATIVE_ADDED", f"{who} also accepts {label}")]
+        return [Finding(c.change, "OUTPUT_ALTERNATIVE_REMOVED", f"{who} no longer returns {label}")]
+    candidates = [k for k, other in enumerate(others) if types_overlap(kinds, admitted_types(other))]
+    judged = {
+        k: _pair_findings(c, member, others[k], "", judge_schema)
+        if side == "old"
+        else _pair_findings(c, others[k], member, "", judge_schema)
+        for k in candidates
+    }
+
+    def name(k: int) -> str:
+        return _label(other_node, k, "new" if side == "old" else "old")
+
+    covering = [k for k, found in judged.items() if all(f.level == "info" for f in found)]
+    if covering:
+        verb = "accepts all it did" if side == "old" else "already returned all it may"
+        change = "dropped" if side == "old" else "added"
+        return [
+            Finding(c.change, "SCHEMA_RESTRUCTURED", f"{who}: {label} {change}; {name(covering[0])} {verb}")
+        ]
+    if len(candidates) != 1:
+        did = "accepts everything" if side == "old" else "returned everything"
+        what = "did" if side == "old" else "may return"
+        return [
+            Finding(c.change, "SCHEMA_CHANGED", f"{who}: no single member {did} {label} {what}; review it")
+        ]
+    found = judged[candidates[0]]
+    why = "; ".join(dict.fromkeys(f.message for f in found if f.level != "info"))
+    if not any(f.level == "breaking" for f in found):  # only unclassified differences: unproven
+        return [
+            Finding(
+                c.change, "SCHEMA_CHANGED", f"{who}: {label} {'dropped' if side == 'old' else 'added'}; {why}"
+            )
+        ]
+    if c.direction == "input":
+        return [
+            Finding(
+                c.change,
+                "PARAM_ALTERNATIVE_REMOVED",
+                f"{who} no longer accepts all {label} did; against {name(candidates[0])}: {why}",
+            )
+        ]
+    return [
+        Finding(
+            c.change,
+            "OUTPUT_ALTERNATIVE_ADDED",
+            f"{who} may return {label}; against {name(candidates[0])}: {why}",
+        )
+    ]
+
+
+def _label(node: Any, index: int, side: Literal["old", "new"]) -> str:
+    """How messages name a member: by its index in the new version, or in the former one."""
+    label = member_label(node, index)
+    if side == "new":
+        return label or "the new schema"
+    return f"the former {label}" if label else "the former schema"
+
+
+def _summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
+    """One finding for one diff entry: the first of the worst level leads, the rest explain."""
+    ranked = sorted(findings, key=lambda f: LEVELS.index(f.level))
+    reasons = list(dict.fromkeys(f.message for f in ranked))
+    if len(reasons) > REASONS_SHOWN:
+        reasons = [*reasons[:REASONS_SHOWN], f"and {len(reasons) - REASONS_SHOWN} more"]
+    return Finding(c.change, ranked[0].rule_id, "; ".join(reasons))
+
+
+def _required_group(c: SchemaContext, old: RequiredNeeds, new: RequiredNeeds) -> Finding:
+    """`anyOf: [{required: [a]}, {required: [b]}]` beside the properties: send a or b. Judged by
+    a witness, a set of keys one version accepts and the other rejects."""
+    narrowed, widened = required_witnesses(old, new)
+    listed = frozenset().union(old.base, new.base, *old.group, *new.group) - (old.base & new.base)
+    who = owner(c)
+    if c.direction == "input":
+        now = f"now requires {new.describe()}" if new.kind else f"no longer requires {old.describe()}"
+        if narrowed is not None:
+            sending = _sending(narrowed - (old.base & new.base), listed)
+            return Finding(
+                c.change, "PARAM_BECAME_REQUIRED", f"{who} {now}: a call sending {sending} is rejected"
+            )
+        if widened is not None:
+            sending = _sending(widened - (old.base & new.base), listed)
+            return Finding(
+                c.change, "PARAM_BECAME_OPTIONAL", f"{who} {now}: a call sending {sending} is now accepted"
+            )
+    else:
+        now = f"now guarantees {new.describe()}" if new.kind else f"no longer guarantees {old.describe()}"
+        if widened is not None:
+            holding = _sending(widened - (old.base & new.base), listed)
+            return Finding(
+                c.change, "OUTPUT_REQUIRED_REMOVED", f"{who} {now}: a result with {holding} may come back"
+            )
+        if narrowed is not None:
+            return Finding(c.change, "OUTPUT_REQUIRED_ADDED", f"{who} {now}")
+    return Finding(c.change, "SCHEMA_RESTRUCTURED", f"{who}: required alternatives changed form; same effect")
+
+
+def _sending(keys: frozenset[str], listed: frozenset[str]) -> str:
+    """'none of them', 'a and b', 'a but not b, c'."""
+    if not keys:
+        return "none of them"
+    rest = sorted(listed - keys)
+    return _and(sorted(keys)) + (f" but not {', '.join(rest)}" if rest else "")
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
