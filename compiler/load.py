@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Result, Span
+from .limits import MAX_TOOLS
 from .parse import parse_document
 from .rules import diagnostic
-from .source import NodePath, SourceDoc, load_yaml
+from .source import NodePath, SourceDoc, load_yaml, too_large
 from .spec import ServerFile, Tool, ToolFile
 
 SERVER_FILE = "server.yaml"
@@ -69,8 +70,9 @@ def load_spec(path: Path) -> Result[SpecSource]:
 
 def _read(path: Path) -> tuple[Result[SourceDoc], tuple[str, str]]:
     display = display_path(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return load_yaml(path, display), (display, digest)
+    loaded = load_yaml(path, display)  # refuses an oversized file before reading it
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if loaded.value is not None else ""
+    return loaded, (display, digest)
 
 
 def _load_file(path: Path) -> Result[SpecSource]:
@@ -81,6 +83,8 @@ def _load_file(path: Path) -> Result[SpecSource]:
     if parsed.value is None:
         return Result(None, parsed.diagnostics)
     tools = tuple(ToolSource(loaded.value, tool, ("tools", i)) for i, tool in enumerate(parsed.value.tools))
+    if len(tools) > MAX_TOOLS:
+        return Result(None, (_too_many(len(tools), loaded.value.span(("tools", MAX_TOOLS))),))
     return Result(SpecSource(loaded.value, parsed.value, tools, (file_id,)))
 
 
@@ -95,13 +99,26 @@ def _load_folder(folder: Path) -> Result[SpecSource]:
                 ),
             ),
         )
+    tool_paths = [
+        path
+        for path in sorted(folder.iterdir())
+        if path.name != SERVER_FILE and path.suffix in YAML_SUFFIXES and path.is_file()
+    ]
+    # Counted and measured before any file is read: a folder of 40,000 tool files is refused
+    # in the time it takes to list it.
+    if len(tool_paths) > MAX_TOOLS:
+        return Result(None, (_too_many(len(tool_paths), Span(display_path(folder))),))
+    total = sum(path.stat().st_size for path in [server_path, *tool_paths])
+    refused = too_large(
+        total, Span(display_path(folder)), f"the {len(tool_paths) + 1} files of the spec hold"
+    )
+    if refused is not None:
+        return Result(None, (refused,))
     head = _load_file(server_path)
     diagnostics: list[Diagnostic] = list(head.diagnostics)
     tools: list[ToolSource] = list(head.value.tools) if head.value else []
     files = list(head.value.files) if head.value else []
-    for tool_path in sorted(folder.iterdir()):
-        if tool_path.name == SERVER_FILE or tool_path.suffix not in YAML_SUFFIXES or not tool_path.is_file():
-            continue
+    for tool_path in tool_paths:
         loaded, file_id = _read(tool_path)
         files.append(file_id)
         if loaded.value is None:
@@ -111,6 +128,17 @@ def _load_folder(folder: Path) -> Result[SpecSource]:
         diagnostics.extend(parsed.diagnostics)
         if parsed.value is not None:
             tools.append(ToolSource(loaded.value, parsed.value.tool, ("tool",)))
+    if len(tools) > MAX_TOOLS:  # tools written in server.yaml count too
+        diagnostics.append(_too_many(len(tools), Span(display_path(folder))))
     if head.value is None or diagnostics:
         return Result(None, tuple(diagnostics))
     return Result(SpecSource(head.value.server_doc, head.value.server, tuple(tools), tuple(files)))
+
+
+def _too_many(count: int, span: Span) -> Diagnostic:
+    return diagnostic(
+        "TOOLS_TOO_MANY",
+        f"the server declares {count} tools, over the limit of {MAX_TOOLS}",
+        span,
+        "models choose better among fewer tools: split the server, or merge tools that differ by a parameter",
+    )

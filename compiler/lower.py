@@ -7,8 +7,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, load_backend, resolve_target
+from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, resolve_target
 
+from .backend_probe import Declaration, read_declarations, refused_target
 from .diagnostics import Diagnostic, Result, Span, has_errors
 from .ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
 from .load import SpecSource, ToolSource
@@ -30,6 +31,9 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
     """`check_backends=False` skips importing backends: `lynxc diff` reads old specs whose
     backends may no longer exist, and needs only their wire form."""
     diagnostics: list[Diagnostic] = []
+    # Every backend of the server is read at once: one child process for all user backends.
+    targets = [target for t in source.tools if (target := resolve_target(t.tool.backend)) is not None]
+    declarations = read_declarations(targets) if check_backends else {}
     server = source.server.server
     doc = source.server_doc
     if not SERVER_NAME.match(server.name):
@@ -99,7 +103,7 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
             tool_source,
             tool_names,
             set(server.settings),
-            check_backends,
+            declarations,
             server.lint.suppress if server.lint else [],
         )
         diagnostics.extend(tool_diagnostics)
@@ -132,7 +136,7 @@ def _lower_tool(
     source: ToolSource,
     tool_names: list[str],
     setting_names: set[str],
-    check_backends: bool,
+    declarations: Mapping[str, Declaration],
     server_suppressions: list[Suppression],
 ) -> tuple[ToolIR, list[Diagnostic]]:
     tool, doc, base = source.tool, source.doc, source.base
@@ -147,8 +151,12 @@ def _lower_tool(
         )
     caps = _lower_caps(tool.caps, source, diagnostics)
     cap_values = {cap.name: cap.value for cap in caps}
-    # `caps.NAME` is the value in force (the default); `caps.NAME.max` the most a caller may ask.
-    cap_refs = {**cap_values, **{f"{cap.name}.max": cap.max for cap in caps}}
+    # `caps.NAME` is the value in force (the default); `caps.NAME.max` the most a caller may ask,
+    # only where the cap declares one (schema lowering reports a reference to an undeclared max).
+    cap_refs = {
+        **cap_values,
+        **{f"{name}.max": cap.max for name, cap in tool.caps.items() if cap.max is not None},
+    }
 
     lowering = SchemaLowering(doc, cap_refs)
     input_schema = lowering.input_schema(tool.parameters, (*base, "parameters"))
@@ -176,8 +184,8 @@ def _lower_tool(
                 or "built-in: " + ", ".join(sorted(BUILTIN_BACKENDS)),
             )
         )
-    elif check_backends:
-        diagnostics.extend(_check_backend(source, target, setting_names))
+    elif (read := declarations.get(target) or refused_target(target)) is not None:
+        diagnostics.extend(_check_backend(source, read, setting_names))
 
     for index, suppression in enumerate(tool.lint.suppress if tool.lint else []):
         diagnostics.extend(
@@ -287,13 +295,13 @@ def _check_tool_references(
     return found
 
 
-def _check_backend(source: ToolSource, target: str, setting_names: set[str]) -> list[Diagnostic]:
+def _check_backend(source: ToolSource, read: Declaration, setting_names: set[str]) -> list[Diagnostic]:
     span = source.doc.span((*source.base, "backend"))
-    try:
-        _, info = load_backend(target)
-    except Exception as err:  # any failure to import user code is reported, never raised
-        return [diagnostic("BACKEND_IMPORT_FAILED", f"cannot load backend '{target}': {err}", span)]
-    return list(_binding_problems(source, info, setting_names, span))
+    if read.info is None and read.rule_id is not None:
+        return [diagnostic(read.rule_id, read.message or "", span, read.hint)]
+    if read.info is None:  # unread: an import before it in the same child hung or ended it
+        return []
+    return list(_binding_problems(source, read.info, setting_names, span))
 
 
 def _binding_problems(

@@ -14,11 +14,13 @@ from typing import Any
 import jsonschema
 
 from .diagnostics import Diagnostic, Span
+from .patterns import pattern_matches, pattern_problem
+from .ref_graph import expansion_problem, ref_cycles
 from .rules import diagnostic
 from .source import NodePath, SourceDoc
 from .spec import CAP_REF_PREFIX, Parameter, SchemaNode
 from .suggest import did_you_mean
-from .templates_text import render
+from .templates_text import CAP_PLACEHOLDER, PLACEHOLDER, render
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
@@ -49,6 +51,20 @@ _BOUND_PAIRS = (
     ("minimum", "exclusiveMaximum"),
     ("minLength", "maxLength"),
     ("minItems", "maxItems"),
+)
+_MAX_SUFFIX = ".max"
+
+
+def _linear_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """JSON Schema's `pattern`, matched by the runtime's linear-time engine instead of `re`."""
+    if validator.is_type(instance, "string") and not pattern_matches(pattern, instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# Checks defaults as the generated server will check arguments; a pattern that backtracks
+# catastrophically in Python's `re` cannot hang the build.
+_DefaultValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"pattern": _linear_pattern}
 )
 
 
@@ -92,14 +108,33 @@ class SchemaLowering:
 
     def output_schema(self, node: SchemaNode, path: NodePath) -> dict[str, Any]:
         self.defs = frozenset(node.defs or ())
-        return {"$schema": JSON_SCHEMA_DIALECT, **self.node(node, path)}
+        schema = {"$schema": JSON_SCHEMA_DIALECT, **self.node(node, path)}
+        cycles = ref_cycles(node.defs or {}, (*path, "$defs"))
+        for ref_path, names in cycles:
+            chain = " -> ".join(names)
+            self.report(
+                "SCHEMA_REF_CYCLE",
+                f"$ref cycle {chain} never reaches a schema: validating it recurses forever",
+                ref_path,
+                "a recursive type nests through properties, items or additionalProperties, "
+                "e.g. children: {type: array, items: {$ref: '#/$defs/Node'}}",
+            )
+        if not cycles and (problem := expansion_problem(schema)) is not None:
+            self.report(
+                "SCHEMA_REF_BUDGET_EXCEEDED",
+                problem,
+                path,
+                "share fewer definitions per level, or flatten the chain of $refs",
+                key=True,
+            )
+        return schema
 
     def check_default(self, node: SchemaNode, schema: dict[str, Any], path: NodePath) -> None:
         if "default" not in node.model_fields_set:
             return
         checkable = {k: v for k, v in schema.items() if k not in ("default", "examples")}
         error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(checkable, format_checker=None).iter_errors(node.default)
+            _DefaultValidator(checkable, format_checker=None).iter_errors(node.default)
         )
         if error is not None:
             self.report(
@@ -180,7 +215,13 @@ class SchemaLowering:
 
     def text(self, text: str, path: NodePath) -> str:
         self.sources.append((self.doc.span(path), text))
-        rendered, problems = render(text, self.caps)
+        caps = dict(self.caps)
+        for match in PLACEHOLDER.finditer(text):
+            cap = CAP_PLACEHOLDER.match((match.group(1) or "").strip())
+            if cap is not None and self._max_undefined(cap.group(1)):
+                self._report_max_undefined(cap.group(1), path)
+                caps[cap.group(1)] = 0  # reported once, here, not again as an unknown cap
+        rendered, problems = render(text, caps)
         for problem in problems:
             self.report(problem.rule_id, problem.message, path, problem.hint)
         return rendered
@@ -195,10 +236,23 @@ class SchemaLowering:
             )
 
     def _check_pattern(self, pattern: str, path: NodePath) -> None:
-        try:
-            re.compile(pattern)
-        except re.error as err:
-            self.report("PATTERN_INVALID", f"pattern {pattern!r} does not compile: {err}", path)
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            self.report("PATTERN_INVALID", problem[0], path, problem[1])
+
+    def _max_undefined(self, name: str) -> bool:
+        """`caps.NAME.max` of a cap that declares no `max:` (its hard maximum is then its value,
+        which a reference to `.max` would silently stand for)."""
+        return name.endswith(_MAX_SUFFIX) and name not in self.caps and name[: -len(_MAX_SUFFIX)] in self.caps
+
+    def _report_max_undefined(self, name: str, path: NodePath) -> None:
+        cap = name[: -len(_MAX_SUFFIX)]
+        self.report(
+            "CAP_MAX_UNDEFINED",
+            f"'caps.{name}' names the hard maximum of cap '{cap}', which declares no 'max:'",
+            path,
+            f"add 'max:' to cap '{cap}', or write 'caps.{cap}' for its value",
+        )
 
     def _check_ref(self, ref: str, path: NodePath) -> None:
         prefix = "#/$defs/"
@@ -245,6 +299,9 @@ class SchemaLowering:
                 continue
             if isinstance(value, str):
                 name = value[len(CAP_REF_PREFIX) :]
+                if self._max_undefined(name):
+                    self._report_max_undefined(name, (*path, keyword))
+                    continue
                 if name not in self.caps:
                     self.report(
                         "CAP_UNKNOWN",

@@ -10,6 +10,7 @@ honour it; the host calls the function with the validated input model.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -75,15 +76,29 @@ def resolve_target(name: str) -> str | None:
     """A built-in name or a 'package.module:function' path -> the import target."""
     if name in BUILTIN_BACKENDS:
         return BUILTIN_BACKENDS[name]
-    return name if ":" in name else None
+    module_name, colon, attr = name.partition(":")
+    dotted = module_name.split(".")
+    return name if colon and attr.isidentifier() and all(part.isidentifier() for part in dotted) else None
+
+
+def declaration(fn: Any) -> BackendInfo | None:
+    """What `@backend` recorded on `fn`, or None: an undecorated function is no backend."""
+    info = getattr(fn, "__lynxc_backend__", None)
+    return info if isinstance(info, BackendInfo) else None
 
 
 def load_backend(target: str) -> tuple[BackendFn, BackendInfo]:
-    """Import a backend target. Raises ImportError/AttributeError/TypeError with a clear message."""
+    """Import a backend target. Raises ImportError/AttributeError/TypeError with a clear message;
+    a function that is not declared with `@backend`, or not `async def`, is refused too (the
+    compiler refuses such a spec; this guards a generated server edited by hand)."""
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
     fn = getattr(module, attr)
     if not callable(fn):
         raise TypeError(f"{target} is not callable")
-    info = getattr(fn, "__lynxc_backend__", None) or BackendInfo()
+    info = declaration(fn)
+    if info is None:
+        raise TypeError(f"{target} is not declared as a lynxc backend (@backend)")
+    if not inspect.iscoroutinefunction(fn):
+        raise TypeError(f"{target} is not an async function")
     return fn, info

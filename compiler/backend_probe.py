@@ -1,0 +1,279 @@
+"""Read what each backend declares (`@backend`), without letting its code into the compiler.
+
+Built-in backends are lynxc's own: their modules import nothing heavy at import time, so they
+are read in this process, at no cost. A user backend (`package.module:function`) is imported in
+a child Python process that answers with its declaration as JSON. Whatever the module does at
+import time happens there: `sys.exit(7)` is reported instead of ending the build with exit 7,
+a sleep or a deadlock ends in a timeout, a crash of the interpreter is a message, and its prints
+and side effects on `sys.modules` stay out of the compiler. One child reads every user backend
+of a server, in about a tenth of a second plus the imports themselves.
+
+The child runs `child_main` below with the compiler's `sys.path`, so a target resolves exactly
+as it would in process (the project root that `lynxc build` puts first included).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, declaration, load_backend
+
+from .limits import BACKEND_IMPORT_TIMEOUT
+
+# The child takes the compiler's `sys.path` before importing anything of lynxc: both then see
+# the same modules, whichever way lynxc and the project are installed.
+_CHILD = (
+    "import json, sys; request = json.loads(sys.stdin.readline()); sys.path[:] = request['sys_path']; "
+    "from lynxc.compiler.backend_probe import child_main; child_main(request)"
+)
+_INFO_FIELDS = ("params", "required_params", "caps", "required_caps", "settings")
+# Module names that are never a user's backend: the standard library (`os:system`,
+# `builtins:eval`, `subprocess:run`) and the running program.
+_NOT_BACKENDS = frozenset(sys.stdlib_module_names) | {"__main__"}
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What reading one backend found: its declaration, or the rule it breaks and why."""
+
+    info: BackendInfo | None
+    rule_id: str | None = None
+    message: str | None = None
+    hint: str | None = None
+
+
+def refused_target(target: str) -> Declaration | None:
+    """A target no spec may bind, known without importing anything (checked by every verb)."""
+    module_name = target.partition(":")[0]
+    if target in BUILTIN_BACKENDS.values() or module_name.split(".")[0] not in _NOT_BACKENDS:
+        return None
+    return Declaration(
+        None,
+        "BACKEND_NOT_ALLOWED",
+        f"'{target}' is a function of Python itself, not a lynxc backend",
+        "bind a built-in backend, or an async function of your project declared with @backend",
+    )
+
+
+def read_declarations(
+    targets: Iterable[str], *, timeout: float = BACKEND_IMPORT_TIMEOUT
+) -> dict[str, Declaration]:
+    """The declaration of each target: built-ins in process, the rest in one child process."""
+    found: dict[str, Declaration] = {}
+    user: list[str] = []
+    for target in dict.fromkeys(targets):
+        refused = refused_target(target)
+        if refused is not None:
+            found[target] = refused
+        elif target in BUILTIN_BACKENDS.values():
+            found[target] = _read_builtin(target)
+        else:
+            user.append(target)
+    if user:
+        found.update(_read_in_child(user, timeout))
+    return found
+
+
+def _read_builtin(target: str) -> Declaration:
+    try:
+        _, info = load_backend(target)
+    except Exception as err:  # a broken installation is reported, never raised
+        return Declaration(None, "BACKEND_IMPORT_FAILED", f"cannot load backend '{target}': {err}")
+    return Declaration(info)
+
+
+def _read_in_child(targets: list[str], timeout: float) -> dict[str, Declaration]:
+    request = json.dumps({"sys_path": sys.path, "targets": targets}).encode() + b"\n"
+    posix = os.name == "posix"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=posix,  # its own process group: a timeout ends whatever it started
+    )
+    timed_out = False
+    try:
+        out, err = child.communicate(request, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(child, posix)
+        try:
+            out, err = child.communicate(timeout=5)
+        except subprocess.TimeoutExpired as late:  # something escaped the group and holds the pipe
+            out, err = late.stdout or b"", b""
+    answers, started = _parse(out)
+    found = {target: _declaration(target, answers[target]) for target in targets if target in answers}
+    unread = [target for target in targets if target not in answers]
+    if not unread:
+        return found
+    culprit = started if started in unread else unread[0]
+    if timed_out:
+        found[culprit] = Declaration(
+            None,
+            "BACKEND_IMPORT_TIMEOUT",
+            f"importing backend '{culprit}' did not finish within {timeout:g} s",
+            "a backend module should import quickly: load models and open connections on the first call",
+        )
+    elif started == culprit:
+        found[culprit] = Declaration(
+            None,
+            "BACKEND_IMPORT_FAILED",
+            f"cannot load backend '{culprit}': importing it ended the Python process "
+            f"({_ending(child.returncode)})",
+        )
+    else:  # the child failed before it read any backend: its own error says why
+        reason = (err or b"").decode(errors="replace").strip().splitlines()
+        for target in unread:
+            found[target] = Declaration(
+                None,
+                "BACKEND_IMPORT_FAILED",
+                f"cannot load backend '{target}': the process that reads backends failed "
+                f"({reason[-1] if reason else _ending(child.returncode)})",
+            )
+    # Targets after the one that stopped the child stay unread: the build fails on that one,
+    # and the next build reads them.
+    return found
+
+
+def _kill(child: subprocess.Popen[bytes], posix: bool) -> None:
+    try:
+        if posix:
+            os.killpg(child.pid, signal.SIGKILL)
+        else:
+            child.kill()
+    except ProcessLookupError:
+        pass
+
+
+def _parse(out: bytes) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """The child's answers by target, and the last target it started reading."""
+    answers: dict[str, dict[str, Any]] = {}
+    started = None
+    for line in out.decode(errors="replace").splitlines():
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("target"), str):
+            continue
+        if message.get("start"):
+            started = message["target"]
+        else:
+            answers[message["target"]] = message
+    return answers, started
+
+
+def _declaration(target: str, answer: Mapping[str, Any]) -> Declaration:
+    raised = answer.get("raised")
+    if raised is not None:
+        return Declaration(
+            None, "BACKEND_IMPORT_FAILED", f"cannot load backend '{target}': {_raised(raised)}"
+        )
+    if not answer.get("callable"):
+        return Declaration(
+            None, "BACKEND_IMPORT_FAILED", f"cannot load backend '{target}': {target} is not callable"
+        )
+    info = answer.get("info")
+    if not isinstance(info, dict):
+        return Declaration(
+            None,
+            "BACKEND_NOT_DECLARED",
+            f"'{target}' is not declared as a lynxc backend",
+            "decorate it with @backend(...) from lynxc.runtime.backend",
+        )
+    if not answer.get("async"):
+        return Declaration(
+            None,
+            "BACKEND_NOT_ASYNC",
+            f"backend '{target}' is not an async function",
+            "define it with 'async def': the host awaits every backend",
+        )
+    return Declaration(
+        BackendInfo(
+            params=frozenset(info["params"]) if info["params"] is not None else None,
+            required_params=frozenset(info["required_params"]),
+            caps=frozenset(info["caps"]),
+            required_caps=frozenset(info["required_caps"]),
+            settings=frozenset(info["settings"]),
+        )
+    )
+
+
+def _raised(raised: Mapping[str, Any]) -> str:
+    kind, text = raised.get("type"), raised.get("message", "")
+    if kind == "SystemExit":
+        return f"importing it called sys.exit({raised.get('code')!r})"
+    if kind in _IMPORT_ERRORS:
+        return text  # 'No module named ...', as Python words it
+    return f"importing it raised {kind}: {text}" if text else f"importing it raised {kind}"
+
+
+def _ending(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+# The child ---------------------------------------------------------------------------------
+
+
+def child_main(request: Mapping[str, Any]) -> None:
+    """Read each of `request["targets"]`; answer one JSON line per target on stdout, after a line
+    saying which target it starts on (so a parent that has to stop it knows which import hung
+    or ended the process)."""
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    # User code writes where nobody reads: its prints must neither mix with the answers nor
+    # fill a pipe the parent does not drain.
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    for target in request["targets"]:
+        _answer(answers, {"target": target, "start": True})
+        _answer(answers, {"target": target, **_inspect_target(target)})
+    answers.close()
+    os._exit(0)  # not atexit handlers nor non-daemon threads a backend module may have started
+
+
+def _answer(stream: Any, message: dict[str, Any]) -> None:
+    stream.write(json.dumps(message) + "\n")
+    stream.flush()
+
+
+def _inspect_target(target: str) -> dict[str, Any]:
+    module_name, _, attr = target.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module_name), attr)
+        info = declaration(fn)
+        is_async = inspect.iscoroutinefunction(fn)
+        is_callable = callable(fn)
+    except BaseException as err:  # SystemExit and KeyboardInterrupt too: user code, reported
+        return {"raised": _describe(err)}
+    fields = None
+    if info is not None:
+        fields = {name: _listed(getattr(info, name)) for name in _INFO_FIELDS}
+    return {"callable": is_callable, "async": is_async, "info": fields}
+
+
+def _describe(err: BaseException) -> dict[str, Any]:
+    described: dict[str, Any] = {"type": type(err).__name__, "message": str(err)}
+    if isinstance(err, SystemExit):
+        described["code"] = err.code if isinstance(err.code, int | str | None) else repr(err.code)
+    return described
+
+
+def _listed(value: Any) -> list[str] | None:
+    return None if value is None else sorted(str(item) for item in value)
