@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from .backticks import code_spans
 from .diagnostics import Span
 from .diff_inputs import ServerWire, SpecExtras
 from .lint_signals import (
     added_words,
-    code_spans,
     described,
     estimate_tokens,
     invocation_cost,

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .backticks import code_spans
 from .lint_checks import (
     EMPTY_CUES,
     FAILURE_CUES,
@@ -27,7 +28,7 @@ from .lint_checks import (
     LintFinding,
     ToolView,
 )
-from .lint_signals import added_words, code_spans, described, estimate_tokens, sentences, words
+from .lint_signals import added_words, described, estimate_tokens, sentences, words
 
 WEIGHTS = {
     "purpose": 25,

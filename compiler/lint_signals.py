@@ -80,19 +80,6 @@ def schema_coverage(schema: Mapping[str, Any] | None) -> int | None:
     return math.floor(100 * sum(described(p) for p in props.values()) / len(props) + 0.5)
 
 
-# reStructuredText's inline literal (``x``) marks a value or a piece of code; its references are
-# single-backticked (`x`, :func:`x`), as Markdown's code spans are. Literals are blanked out
-# (keeping offsets) before single backticks are paired, or ``a`` `b` pairs the wrong backticks.
-_RST_LITERAL = re.compile(r"``[^`\n]+?``")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-
-
-def code_spans(text: str) -> list[re.Match[str]]:
-    """Single-backticked spans of `text` (group 1 is the name), rST inline literals left out."""
-    blanked = _RST_LITERAL.sub(lambda m: " " * len(m.group(0)), text)
-    return list(_CODE_SPAN.finditer(blanked))
-
-
 # --- claims of writing ---------------------------------------------------------------------
 # What a read-only tool must not say it does. Only a present claim counts: the third person
 # ("deletes"), the imperative or base form ("Delete the note"), a gerund, or a present passive

@@ -10,6 +10,7 @@ from typing import Any
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, resolve_target
 
 from .backend_probe import Declaration, read_declarations, refused_target
+from .backticks import code_spans
 from .diagnostics import Diagnostic, Result, Span, has_errors
 from .ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
 from .load import SpecSource, ToolSource
@@ -21,7 +22,6 @@ from .wire import TOOL_NAME
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-BACKTICKED = re.compile(r"`([^`]+)`")
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 DESCRIPTION_SECTIONS = ("purpose", "usage", "behaviour", "returns")
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -275,8 +275,8 @@ def _check_tool_references(
     names = set(tool_names)
     found = []
     for section in DESCRIPTION_SECTIONS:
-        for quoted in BACKTICKED.findall(getattr(source.tool.description, section) or ""):
-            word = quoted.strip()
+        for span in code_spans(getattr(source.tool.description, section) or ""):
+            word = span.group(1).strip()
             if (
                 not IDENTIFIER.match(word)
                 or word in names

@@ -75,3 +75,23 @@ def test_every_feature_lowers_to_json_schema_2020_12(tmp_path: Path) -> None:
     output = tool["outputSchema"]
     assert output["properties"]["page"] == {"anyOf": [{"$ref": "#/$defs/Page"}, {"type": "null"}]}
     assert output["$defs"]["Page"]["properties"]["text"] == {"type": "string"}
+
+
+def test_rst_literals_are_not_tool_references(tmp_path: Path) -> None:
+    """``None`` is a reStructuredText literal, not a quoted tool; single backticks still are."""
+    spec = """\
+lynxc: 1
+server: {name: demo, version: 0.1.0}
+tools:
+  - name: find
+    backend: tests.fixtures.backends:echo
+    description:
+      purpose: Find items; set ``sort_order`` to ``None`` for the stored order, or call `fetch`.
+    parameters:
+      q: {type: string, required: true, description: Text.}
+"""
+    path = tmp_path / "demo.yaml"
+    path.write_text(spec)
+    result = compile_spec(path, check_backends=False)
+    unknown = [d.message for d in result.diagnostics if d.rule_id == "TOOL_REFERENCE_UNKNOWN"]
+    assert unknown == ["the description quotes `fetch`, which is no tool of this server"]
