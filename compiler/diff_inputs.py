@@ -16,6 +16,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, Span
 from .ir import ServerIR
+from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
 from .wire import wire_tool
 
 GIT_PREFIX = "git:"
@@ -110,9 +111,19 @@ def _json_name(path: Path) -> str:
 
 def _load_json(path: Path, label: str) -> ServerWire:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        size = path.stat().st_size
+        if size > MAX_TOOLS_LIST_BYTES:
+            raise DiffInputError(
+                f"{label}: {size / 2**20:.1f} MiB is over the limit of {MAX_TOOLS_LIST_BYTES // 2**20} MiB "
+                "for a tools/list answer"
+            )
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as err:
         raise DiffInputError(f"{label}: not readable JSON ({err})") from None
+    except RecursionError:
+        data = None  # reported below with the depth limit
+    if data is None or _deeper_than(data, MAX_SCHEMA_DEPTH):
+        raise DiffInputError(f"{label}: nests deeper than {MAX_SCHEMA_DEPTH} levels; no tool schema does")
     if isinstance(data, dict) and isinstance(data.get("result"), dict):
         data = data["result"]  # a whole JSON-RPC response
     if isinstance(data, dict) and "tools" in data:
@@ -126,6 +137,22 @@ def _load_json(path: Path, label: str) -> ServerWire:
     ):
         raise DiffInputError(f'{label}: expected a tools/list answer ({{"tools": [...]}}) or a list of tools')
     return ServerWire(_json_name(path), tools, label)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN and Infinity: Python's json accepts them
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Iteratively, so a deep document cannot exhaust the stack of the check itself."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 @contextmanager

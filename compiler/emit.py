@@ -55,7 +55,10 @@ def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[st
     base = f"{GENERATED_DIR}/{server.name}"
     files: dict[str, str] = {
         f"{base}/tools.json": json.dumps(
-            {GENERATED_KEY: " ".join(lines), **tools_list(server)}, indent=2, ensure_ascii=False
+            {GENERATED_KEY: " ".join(lines), **tools_list(server)},
+            indent=2,
+            ensure_ascii=False,
+            allow_nan=False,
         )
         + "\n",
         f"{base}/server.py": _render(

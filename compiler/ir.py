@@ -101,5 +101,6 @@ class ServerIR:
 
 
 def canonical_json(value: Any) -> str:
-    """Stable text for a JSON value: key order as written, no whitespace noise."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Stable text for a JSON value: key order as written, no whitespace noise. NaN and Infinity
+    are refused (the spec checks refuse them first): they are not JSON."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

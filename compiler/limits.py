@@ -45,6 +45,11 @@ MAX_SCHEMA_NODES = 20_000
 # `$ref`s would exhaust the stack (and make the model generator take minutes).
 MAX_SCHEMA_DEPTH = 100
 
+# A saved tools/list (or tools.json) that `lynxc diff` and `lynxc lint` read. A 100-tool server
+# answers about 235 KiB; sixty times that is no real server, and json.loads of a hostile file
+# would otherwise take the memory it likes.
+MAX_TOOLS_LIST_BYTES = 16 * 1024 * 1024
+
 # Seconds that importing all user backends of a server (in a child process) may take. A real
 # backend module that loads a heavy library at import (pandas, torch) takes a few seconds on a
 # slow laptop; beyond this the import is hanging, and the build says so instead of waiting.

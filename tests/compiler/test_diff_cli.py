@@ -107,3 +107,26 @@ def test_saved_tools_list_against_a_spec() -> None:
     done = diff(ROOT, str(saved), "specs/dot-harness", "--fail-on", "never")
     assert done.returncode == 0
     assert "TOOL_REMOVED" in done.stdout and "TOOL_ADDED" in done.stdout
+
+
+HOSTILE_TOOLS_LISTS = {
+    "deep brackets": ("[" * 100_000 + "]" * 100_000, "nests deeper than 100 levels"),
+    "deep schema": (
+        '{"tools": [{"name": "a", "inputSchema": ' + '{"a": ' * 500 + "1" + "}" * 500 + "}]}",
+        "nests deeper than 100 levels",
+    ),
+    "NaN": ('{"tools": [{"name": "a", "inputSchema": {"maximum": NaN}}]}', "NaN is not JSON"),
+    "too large": ('{"tools": []}' + " " * (17 * 2**20), "over the limit of 16 MiB"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_TOOLS_LISTS)
+@pytest.mark.parametrize("verb", ["diff", "lint"])
+def test_hostile_saved_tools_lists_end_in_one_clear_line(tmp_path: Path, verb: str, case: str) -> None:
+    text, message = HOSTILE_TOOLS_LISTS[case]
+    saved = tmp_path / "tools.json"
+    saved.write_text(text)
+    args = [str(saved), str(saved)] if verb == "diff" else [str(saved)]
+    done = subprocess.run([LYNXC, verb, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
