@@ -1,17 +1,18 @@
 """The MCP host: serves a generated server on the `mcp` SDK's low-level `Server`.
 
 The 2.x low-level server does not validate tool arguments, so the host does: every call is
-checked against the generated input model (a bad argument is answered with `isError: true`
-naming the field and the rule), the backend runs with its caps and settings, and every
-result is checked against the output schema before it is sent. Backends and their models are
-imported on a tool's first call, so `initialize` and `tools/list` stay fast.
+checked against the generated input model as strictly as the inputSchema reads (a bad argument
+is answered with `isError: true` naming the field and the rule), the backend runs with its caps
+and settings, and its result is converted to JSON values (`wire_values`), checked against the
+output schema and sent. Whatever goes wrong in a call is answered as a tool error, never as a
+JSON-RPC error or a dropped request. Backends and their models are imported on a tool's first
+call, so `initialize` and `tools/list` stay fast.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 import traceback
 from collections.abc import Mapping
@@ -21,15 +22,16 @@ from typing import Any
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from .arguments import ArgumentsError, validate_arguments
 from .backend import BackendFn, BackendInfo, load_backend
 from .context import ToolContext
 from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
 from .output_validation import OutputValidator
-from .wire_values import json_size, to_wire
+from .wire_values import NotJSONError, encode_json, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
 
@@ -62,7 +64,7 @@ class ToolHost:
 
     def server(self) -> Server[Any]:
         d = self.definition
-        return Server(
+        return _StrictServer(
             d.name,
             version=d.version,
             title=d.title,
@@ -94,9 +96,9 @@ class ToolHost:
             logger.error("loading tool %s failed:\n%s", binding.name, traceback.format_exc())
             return _error(f"tool {binding.name!r} is unavailable: {type(err).__name__}: {err}")
         try:
-            arguments = tool.input_model.model_validate(params.arguments or {})
-        except ValidationError as err:
-            return _error(f"invalid arguments for {binding.name!r}: " + describe_validation_error(err))
+            arguments = validate_arguments(tool.input_model, params.arguments or {})
+        except ArgumentsError as err:
+            return _error(f"invalid arguments for {binding.name!r}: {err}")
 
         meta = params.meta or {}
         context = ToolContext(
@@ -114,22 +116,30 @@ class ToolHost:
             logger.error("tool %s failed:\n%s", binding.name, traceback.format_exc())
             return _error(f"{binding.name!r} failed: {type(err).__name__}: {err}")
 
-        structured = to_wire(result)
+        try:
+            structured = to_wire(result)
+            encoded = encode_json(structured)
+        except NotJSONError as err:
+            return _error(f"{binding.name!r} produced a value that is not JSON at {err.where}: {err.reason}")
+        except Exception as err:  # e.g. RecursionError: still an answer, never a dead request
+            logger.error("tool %s result could not be converted:\n%s", binding.name, traceback.format_exc())
+            return _error(f"{binding.name!r} result could not be sent as JSON: {type(err).__name__}: {err}")
         if tool.output_validator is not None:
             problem = tool.output_validator.problem(structured)
             if problem is not None:
                 logger.error("tool %s returned a result outside its output schema: %s", binding.name, problem)
                 return _error(f"{binding.name!r} produced an invalid result at {problem}")
         limit = binding.caps.get(OUTPUT_JSON_CAP)
-        if limit is not None:
-            size = json_size(structured)
-            if size > limit:
-                return _error(f"{binding.name!r} result is {size} bytes of JSON, over its cap of {limit}")
-        text = (
-            tool.info.render_text(result)
-            if tool.info.render_text
-            else json.dumps(structured, ensure_ascii=False)
-        )
+        if limit is not None and len(encoded) > limit:
+            return _error(f"{binding.name!r} result is {len(encoded)} bytes of JSON, over its cap of {limit}")
+        if tool.info.render_text is None:
+            text = encoded.decode()  # exactly the JSON that was validated and measured
+        else:
+            try:
+                text = _sendable(tool.info.render_text(result))
+            except Exception as err:
+                logger.error("tool %s text rendering failed:\n%s", binding.name, traceback.format_exc())
+                return _error(f"{binding.name!r} failed to render its text: {type(err).__name__}: {err}")
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
             structured_content=structured if isinstance(structured, dict) else None,
@@ -145,22 +155,37 @@ class ToolHost:
         return self._loaded[binding.name]
 
 
-def describe_validation_error(err: ValidationError) -> str:
-    """`maxResults: must be <= 100 (rule less_than_equal)`: the field and the rule, for each problem."""
-    problems = []
-    for error in err.errors(include_url=False):
-        field = ".".join(str(part) for part in error["loc"]) or "(arguments)"
-        if error["type"] == "extra_forbidden":
-            problems.append(f"{field}: unknown parameter (rule additionalProperties)")
-        elif error["type"] == "missing":
-            problems.append(f"{field}: required parameter is missing (rule required)")
-        else:
-            problems.append(f"{field}: {error['msg']} (rule {error['type']})")
-    return "; ".join(problems)
+class _StrictServer(Server[Any]):
+    """The SDK server, with its Streamable HTTP app answering malformed JSON bodies alike in both
+    protocol eras (see `http_json_bodies`). Whoever serves HTTP gets that by asking the server for
+    its app, as with the SDK's own."""
+
+    def streamable_http_app(self, **options: Any) -> Any:
+        from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+        from .http_json_bodies import StrictJSONBodies
+
+        app = super().streamable_http_app(**options)
+        app.add_middleware(
+            StrictJSONBodies,
+            path=options.get("streamable_http_path", "/mcp"),
+            max_body_size=options.get("max_request_body_size", DEFAULT_MAX_REQUEST_BODY_SIZE),
+        )
+        return app
 
 
 def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(text=_sendable(message))], is_error=True)
+
+
+def _sendable(text: str) -> str:
+    """`text` as valid Unicode: a lone surrogate (a file name read with surrogateescape, say)
+    would make the whole response unserializable, so it is shown escaped (`\\udcff`)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
 
 
 def _progress_reporter(ctx: Any):

@@ -1,11 +1,11 @@
-"""The host's contract, through the generated fixture server and a real MCP client over stdio:
-argument validation, errors, output validation, pagination, progress and cancellation."""
+"""The host's contract, through the generated fixture servers and a real MCP client over stdio:
+argument validation (as strict as the inputSchema), errors, result conversion to JSON, output
+validation, pagination, progress and cancellation."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,21 +18,16 @@ from mcp.shared.exceptions import MCPError
 from tests.conftest import LYNXC, ROOT
 
 pytestmark = pytest.mark.anyio
-FIXTURE = ROOT / "tests" / "fixtures" / "project"
+# A hang guard, not a time assertion: an unserializable response used to leave the client waiting.
+HANG_GUARD = 60
 
 
-@pytest.fixture(scope="session")
-def fixture_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = tmp_path_factory.mktemp("fixture") / "project"
-    shutil.copytree(FIXTURE, project)
+# fixture_project (the built tests/fixtures/project) comes from conftest.py.
+
+
+def client_for(project: Path, *extra: str, server: str = "fixture") -> Client:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([LYNXC, "--project", str(project), "build"], check=True, env=env, capture_output=True)
-    return project
-
-
-def client_for(project: Path, *extra: str) -> Client:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = ["--project", str(project), "serve", "fixture", *extra]
+    args = ["--project", str(project), "serve", server, *extra]
     return Client(StdioServerParameters(command=LYNXC, args=args, env=env))
 
 
@@ -54,6 +49,11 @@ async def test_valid_call_fills_defaults_and_validates_output(fixture_project: P
         ({"text": "x" * 11}, "text: String should have at most 10 characters (rule string_too_long)"),
         ({"text": "x", "count": 6}, "count: Input should be less than or equal to 5 (rule less_than_equal)"),
         ({"text": "x", "count": "two"}, "count: Input should be a valid integer"),
+        # Strict JSON types, as the inputSchema reads them: no coercion from bool, string, fraction.
+        ({"text": "x", "count": True}, "count: Input should be a valid integer (rule int_type)"),
+        ({"text": "x", "count": "2"}, "count: Input should be a valid integer (rule int_type)"),
+        ({"text": "x", "count": 2.5}, "count: Input should be a valid integer (rule int_type)"),
+        ({"text": 5}, "text: Input should be a valid string (rule string_type)"),
         ({"text": "x", "mode": "quiet"}, "mode: Input should be 'plain' or 'loud' (rule literal_error)"),
         ({"text": "x", "tags": ["a", "b", "c"]}, "tags: List should have at most 2 items"),
         ({"text": "x", "colour": "red"}, "colour: unknown parameter (rule additionalProperties)"),
@@ -167,3 +167,110 @@ print(heavy)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# Strict argument typing -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"x": True}, "x: Input should be a valid number (rule float_type)"),
+        ({"x": "1.5"}, "x: Input should be a valid number (rule float_type)"),
+        ({"flag": 1}, "flag: Input should be a valid boolean (rule bool_type)"),
+        ({"flag": "true"}, "flag: Input should be a valid boolean (rule bool_type)"),
+        ({"depth": True}, "depth: Input should be a valid integer (rule int_type)"),
+        ({"n": 3.0, "depth": False}, "depth: Input should be a valid integer (rule int_type)"),
+        # Only the published names: the generated model's Python name is not a parameter.
+        ({"max_items": 3}, "max_items: unknown parameter (rule additionalProperties)"),
+        ({"n": 101.0}, "n: Input should be less than or equal to 100 (rule less_than_equal)"),
+    ],
+)
+async def test_arguments_are_as_strict_as_the_input_schema(fixture_project: Path, arguments, message) -> None:
+    async with client_for(fixture_project, server="wire") as client:
+        result = await client.call_tool("typed_args", arguments)
+    assert result.is_error
+    assert result.content[0].text == f"invalid arguments for 'typed_args': {message}"
+
+
+async def test_what_the_input_schema_accepts_is_accepted(fixture_project: Path) -> None:
+    """An integer for a number, and 3.0 for an integer (JSON Schema counts it as one)."""
+    async with client_for(fixture_project, server="wire") as client:
+        result = await client.call_tool("typed_args", {"n": 3.0, "x": 2, "maxItems": 4, "depth": None})
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert not result.is_error, result.content[0].text
+    echo = result.structured_content["echo"]
+    assert echo == {"n": 3, "x": 2.0, "flag": False, "maxItems": 4, "depth": None}
+    assert type(echo["n"]) is int
+    assert listed["typed_args"].input_schema["properties"]["n"]["type"] == "integer"
+
+
+# Results: one conversion rule, and every failure a tool error ------------------------------
+
+
+async def test_backend_values_are_converted_by_one_rule(fixture_project: Path) -> None:
+    with anyio.fail_after(HANG_GUARD):
+        async with client_for(fixture_project, server="wire") as client:
+            result = await client.call_tool("typed_values", {})
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content == {
+        "total": 12.3,
+        "count": 7,
+        "price": 0.1,
+        "big": 12345678901234.568,  # the nearest double: what any JSON client reads
+        "when": "2024-05-01T12:30:00+00:00",
+        "naive": "2024-05-01T12:30:15.250000",
+        "day": "2024-05-01",
+        "at": "09:15:00",
+        "span": "P1DT2H",
+        "id": "12345678-1234-5678-1234-567812345678",
+        "rank": 3,
+        "score": 0.5,
+        "hit": True,
+        "scores": [0.25, 0.5],
+        "grid": [[0, 1], [2, 3]],
+        "blob": "AP9seW54",
+        "level": "high",
+    }
+    assert type(result.structured_content["count"]) is int
+    assert json.loads(result.content[0].text) == result.structured_content
+
+
+@pytest.mark.parametrize(
+    ("case", "where"),
+    [
+        ("nan", "rows/1/price: NaN is not a JSON number"),
+        ("infinity", "rows/0/price: -Infinity is not a JSON number"),
+        ("decimal_nan", "rows/0/price: NaN is not a JSON number"),
+        ("numpy_nan", "scores/1: NaN is not a JSON number"),
+        ("surrogate", "rows/0/name: the text holds a lone surrogate (U+DCE9), not Unicode"),
+        ("set", "tags: a set has no JSON form"),
+        ("numpy_datetime", "when: numpy datetime64[D] has no JSON form here; convert it to datetime first"),
+        ("huge_int", "n: Exceeds the limit (4300 digits) for integer string conversion"),
+        # Deeper than the SDK's serializer goes: the path is 200 levels long, the reason last.
+        ("deep", "tree" + "/a" * 199 + ": nested more than 200 levels deep"),
+    ],
+)
+async def test_values_json_cannot_carry_are_tool_errors(fixture_project: Path, case: str, where: str) -> None:
+    with anyio.fail_after(HANG_GUARD):
+        async with client_for(fixture_project, server="wire") as client:
+            result = await client.call_tool("not_json", {"case": case})
+            after = await client.call_tool("typed_args", {})
+    assert result.is_error
+    assert result.content[0].text.startswith(f"'not_json' produced a value that is not JSON at {where}")
+    assert not after.is_error
+
+
+async def test_failures_with_unsendable_text_are_still_answered(fixture_project: Path) -> None:
+    """A message naming a file read with surrogateescape, and a text renderer that raises: both
+    are tool errors, and the connection keeps serving."""
+    with anyio.fail_after(HANG_GUARD):
+        async with client_for(fixture_project, server="wire") as client:
+            refused = await client.call_tool("refuse_surrogate", {})
+            rendered = await client.call_tool("bad_text", {})
+            after = await client.call_tool("typed_args", {})
+    assert refused.is_error and refused.content[0].text == "path: caf\\udce9.txt is not readable"
+    assert rendered.is_error and rendered.content[0].text == (
+        "'bad_text' failed to render its text: TypeError: Object of type Decimal is not JSON serializable"
+    )
+    assert not after.is_error

@@ -1,0 +1,80 @@
+"""Streamable HTTP: a POST body that is not strict JSON is answered 400 with a -32700 body.
+
+The SDK parses a body two ways. Its handshake-era (2025) transport uses pydantic's parser,
+which refuses invalid UTF-8 and lone surrogate escapes with a parse error but takes NaN and
+Infinity as numbers. Its 2026-07-28 entry uses `json.loads`, which also accepts `"\\ud800"`:
+the request is then served with a string that is not Unicode text.
+This middleware checks every JSON POST to the MCP endpoint with the same strict parser as the
+stdio transport (`jsonrpc_frames.strict_json`), so both eras answer alike; a well-formed body
+is passed on unchanged. Bodies over the SDK's size limit are passed on unchecked, for the SDK
+to answer 413 without this buffering more than it would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from .jsonrpc_frames import parse_error, strict_json
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Message, Receive, Send], Awaitable[None]]
+
+
+class StrictJSONBodies:
+    def __init__(self, app: ASGIApp, *, path: str, max_body_size: int):
+        self.app = app
+        self.path = path
+        self.max_body_size = max_body_size
+
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if not self._checks(scope):
+            await self.app(scope, receive, send)
+            return
+        received: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":  # the client left: let the app see it as usual
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_body_size:
+                break
+            if not message.get("more_body", False):
+                body = b"".join(part.get("body", b"") for part in received)
+                try:
+                    strict_json(body)
+                except ValueError as err:
+                    await _answer_parse_error(send, str(err))
+                    return
+                received = [{"type": "http.request", "body": body, "more_body": False}]
+                break
+        await self.app(scope, _replay(received, receive), send)
+
+    def _checks(self, scope: Message) -> bool:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
+            return False
+        content_type = dict(scope["headers"]).get(b"content-type", b"")
+        return content_type.split(b";")[0].strip().lower() == b"application/json"
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """`receive` for the app: the messages already read, then the rest from the client."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+async def _answer_parse_error(send: Send, detail: str) -> None:
+    body = parse_error(detail).model_dump_json(by_alias=True, exclude_unset=True).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

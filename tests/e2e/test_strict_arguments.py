@@ -1,0 +1,107 @@
+"""Every integer, number and boolean parameter of every bundled tool, through its generated
+server and a real MCP client: what the published inputSchema rejects, the server rejects
+(`true` for an integer, `"3"` for a number, `1` for a boolean), naming the field and the rule;
+and what it accepts (`3.0` for an integer, as JSON Schema counts it), the server accepts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, stdio_client
+
+pytestmark = pytest.mark.anyio
+
+SERVERS = sorted(path.parent.name for path in (ROOT / "generated").glob("*/tools.json"))
+
+# Wrong JSON types per schema type, and the pydantic rule the answer names.
+WRONG = {
+    "integer": ([True, False, "3", 1.5], "Input should be a valid integer (rule int_type)"),
+    "number": ([True, "0.5"], "Input should be a valid number (rule float_type)"),
+    "boolean": ([1, 0, "true"], "Input should be a valid boolean (rule bool_type)"),
+}
+
+
+def tools(server: str) -> list[dict[str, Any]]:
+    return json.loads((ROOT / "generated" / server / "tools.json").read_text())["tools"]
+
+
+def scalar_type(schema: dict[str, Any]) -> str | None:
+    """integer/number/boolean, directly or as the non-null member of an anyOf."""
+    kinds = [schema.get("type")] + [member.get("type") for member in schema.get("anyOf", [])]
+    found = [kind for kind in kinds if kind in WRONG]
+    return found[0] if found else None
+
+
+def typed_params(server: str) -> list[tuple[str, str, str, dict[str, Any]]]:
+    return [
+        (tool["name"], name, kind, schema)
+        for tool in tools(server)
+        for name, schema in tool["inputSchema"].get("properties", {}).items()
+        if (kind := scalar_type(schema))
+    ]
+
+
+def valid_required(tool: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """Values for the required parameters that pass validation and make the backend end fast."""
+    out = {}
+    schema = tool["inputSchema"]
+    for name in schema.get("required", []):
+        prop = schema["properties"][name]
+        if prop.get("type") == "array":
+            out[name] = ["x"] * max(prop.get("minItems", 1), 1)
+        else:
+            out[name] = str(scratch) if "path" in name else "x"
+    return out
+
+
+def integral(schema: dict[str, Any]) -> float:
+    bounds = [schema, *schema.get("anyOf", [])]
+    low = max([member.get("minimum", 0) for member in bounds if member.get("type") == "integer"] or [0])
+    return float(max(low, 1))
+
+
+def test_every_bundled_server_has_typed_parameters() -> None:
+    """The cases below are derived from the generated tools.json; make sure they exist."""
+    kinds = {kind for server in SERVERS for _, _, kind, _ in typed_params(server)}
+    assert kinds == {"integer", "number", "boolean"}
+    names = {name for server in SERVERS for _, name, _, _ in typed_params(server)}
+    # The parameters the issue found accepting `true`.
+    assert {"offset", "limit", "context", "after", "max_results", "startLine", "maxDepth"} <= names
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_wrong_json_types_are_rejected(server: str, tmp_path: Path) -> None:
+    by_name = {tool["name"]: tool for tool in tools(server)}
+    failures = []
+    async with stdio_client(server) as client:
+        for tool_name, param, kind, _ in typed_params(server):
+            values, rule = WRONG[kind]
+            for value in values:
+                arguments = {**valid_required(by_name[tool_name], tmp_path), param: value}
+                result = await client.call_tool(tool_name, arguments)
+                text = result.content[0].text
+                expected = f"invalid arguments for {tool_name!r}: {param}: {rule}"
+                if not (result.is_error and text == expected):
+                    failures.append((tool_name, param, value, text[:200]))
+    assert not failures
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_integral_floats_are_integers(server: str, tmp_path: Path) -> None:
+    """JSON Schema counts 3.0 as an integer, so a client validating against inputSchema may send
+    it: it must pass validation (the backend may still refuse the made-up workspace or path)."""
+    by_name = {tool["name"]: tool for tool in tools(server)}
+    failures = []
+    async with stdio_client(server) as client:
+        for tool_name, param, kind, schema in typed_params(server):
+            if kind != "integer":
+                continue
+            arguments = {**valid_required(by_name[tool_name], tmp_path), param: integral(schema)}
+            result = await client.call_tool(tool_name, arguments)
+            if result.content[0].text.startswith("invalid arguments"):
+                failures.append((tool_name, param, result.content[0].text[:200]))
+    assert not failures
