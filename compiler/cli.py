@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -15,15 +16,31 @@ if TYPE_CHECKING:  # the runtime's lynx backend loads only when `lynxc index` ru
     from lynxc.runtime.backends.lynx.sources import Source
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a writer stopped by SIGPIPE
 
 
 def main(argv: list[str] | None = None) -> None:
+    try:
+        try:
+            status = _run(argv)
+        except SystemExit as done:  # --help and usage errors: their output is flushed below too
+            status = done.code
+        sys.stdout.flush()  # a closed pipe is reported here, not in the interpreter's last flush
+    except BrokenPipeError:
+        # The reader went away (`lynxc tools X | head`): stop quietly, as Unix tools do. Later
+        # writes (the interpreter's own flush at exit) go to /dev/null instead of failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = EXIT_BROKEN_PIPE
+    sys.exit(status)
+
+
+def _run(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()
-        sys.exit(EXIT_USAGE)
-    sys.exit(args.run(args))
+        return EXIT_USAGE
+    return args.run(args)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -206,15 +223,19 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _index(args: argparse.Namespace) -> int:
     from lynxc.runtime.errors import ToolError
-    from lynxc.runtime.settings import SettingsError, parse_assignments, resolve_settings
+    from lynxc.runtime.settings import SettingsError, unknown_environment
+    from lynxc.runtime.startup_checks import startup_settings
 
     definition = _definition(args)
     if definition is None:
         return EXIT_USAGE
-    try:
-        settings = resolve_settings(definition.settings_schema, parse_assignments(args.settings))
+    for warning in unknown_environment(definition.settings_schema):
+        print(f"lynxc index: warning: {warning}", file=sys.stderr)
+    try:  # the checks `serve` makes: writing with another embedder would corrupt the index
+        settings = startup_settings(definition, args.settings, os.getcwd())
     except SettingsError as err:
-        print(f"lynxc index: {err}", file=sys.stderr)
+        for problem in err.problems:
+            print(f"lynxc index: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if "sources" not in settings or "index_dir" not in settings:
         print(f"lynxc index: {definition.name} has no sources to index", file=sys.stderr)
@@ -362,18 +383,25 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from lynxc.runtime.settings import env_name
+    from lynxc.runtime.setting_paths import resolve_paths
+    from lynxc.runtime.settings import env_name, placeholder
 
     definition = _definition(args)
     if definition is None:
         return EXIT_USAGE
     command = shutil.which("lynxc") or sys.argv[0]
-    env = {
-        env_name(name): node.get("default")
-        if node.get("type") == "string"
-        else json.dumps(node.get("default"))
-        for name, node in definition.settings_schema.items()
-    }
+    schema = definition.settings_schema
+    defaults = {name: node["default"] for name, node in schema.items() if "default" in node}
+    # An MCP client starts the server in a directory of its own: pin relative path defaults here.
+    defaults, _ = resolve_paths(schema, defaults, os.getcwd())
+    env = {}
+    for name, node in schema.items():
+        if name not in defaults:
+            env[env_name(name)] = placeholder(node)  # never null: that reads as a value to fill in
+        elif node.get("type") == "string":
+            env[env_name(name)] = defaults[name]
+        else:
+            env[env_name(name)] = json.dumps(defaults[name])
     entry = {
         "command": str(Path(command).resolve()),
         "args": ["--project", str(args.project.resolve()), "serve", definition.name],

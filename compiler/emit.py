@@ -48,23 +48,28 @@ def _python_header(lines: list[str]) -> str:
 
 
 def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[str, str]:
+    """{path relative to generated/<server>/: text}. server.py comes last: it records the
+    sha256 of every file the runtime reads, so a mixed or hand-edited folder is refused."""
     lines = header_lines(server)
-    py_header = _python_header(lines)
     linted = lint_server(wire_from_ir(server, ""))
     scores = {score.tool: score for score in linted.score.tools}
-    base = f"{GENERATED_DIR}/{server.name}"
-    files: dict[str, str] = {
-        f"{base}/tools.json": json.dumps(
+    read_at_runtime: dict[str, str] = {
+        "tools.json": json.dumps(
             {GENERATED_KEY: " ".join(lines), **tools_list(server)},
             indent=2,
             ensure_ascii=False,
             allow_nan=False,
         )
         + "\n",
-        f"{base}/server.py": _render(
-            "server.py.j2", server=server, header=py_header, bindings=_bindings(server)
-        ),
-        f"{base}/README.md": _render(
+    }
+    for tool in server.tools:
+        read_at_runtime[f"models/{python_name(tool.name)}.py"] = generate_models(
+            tool, _python_header(_tool_header(tool))
+        )
+    files = {
+        **read_at_runtime,
+        "models/__init__.py": _python_header(_header(f"server `{server.name}`")) + "\n",
+        "README.md": _render(
             "README.md.j2",
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
@@ -72,13 +77,18 @@ def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[st
             server_score=linted.score,
             changelog=render_changelog(changelog, heading="##") if changelog else "",
         ),
-        f"{base}/models/__init__.py": _python_header(_header(f"server `{server.name}`")) + "\n",
+        "server.py": _render(
+            "server.py.j2",
+            server=server,
+            header=_python_header(lines),
+            bindings=_bindings(server),
+            files_sha256={
+                name: hashlib.sha256(text.encode()).hexdigest()
+                for name, text in sorted(read_at_runtime.items())
+            },
+        ),
     }
-    for tool in server.tools:
-        files[f"{base}/models/{python_name(tool.name)}.py"] = generate_models(
-            tool, _python_header(_tool_header(tool))
-        )
-    return files
+    return {f"{GENERATED_DIR}/{server.name}/{name}": text for name, text in files.items()}
 
 
 @cache

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from typing import TYPE_CHECKING
 
-from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT
-from .settings import ENV_PREFIX, SettingsError, parse_assignments, resolve_settings
+from .defaults import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_HOST,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_PORT,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    HttpOptions,
+)
+from .settings import ENV_PREFIX, SettingsError, unknown_environment
 
 if TYPE_CHECKING:
     from .definition import ServerDefinition
@@ -31,16 +42,61 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help=f"a server setting (JSON for non-string values); also read from {ENV_PREFIX}<NAME>",
     )
+    http = parser.add_argument_group("HTTP transport")
+    http.add_argument(
+        "--allowed-host",
+        dest="allowed_hosts",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="also serve requests whose Host header names this (DNS-rebinding protection refuses "
+        "others); the bind address's own names are always allowed, loopback's for 0.0.0.0 and ::",
+    )
+    http.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=DEFAULT_SESSION_IDLE_TIMEOUT,
+        metavar="SECONDS",
+        help="close a session with no request in flight for this long; its client gets 404 and "
+        f"starts a new one (default {DEFAULT_SESSION_IDLE_TIMEOUT})",
+    )
+    http.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"refuse a new session (503) while this many are open (default {DEFAULT_MAX_SESSIONS})",
+    )
+    http.add_argument(
+        "--header-timeout",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT,
+        metavar="SECONDS",
+        help=f"close a connection whose request head takes longer (default {DEFAULT_HEADER_TIMEOUT})",
+    )
+    http.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT,
+        metavar="SECONDS",
+        help=f"close a connection whose request body takes longer (default {DEFAULT_BODY_TIMEOUT})",
+    )
 
 
 def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
+    from .startup_checks import startup_settings
+
+    for warning in unknown_environment(definition.settings_schema):
+        print(f"lynxc serve: warning: {warning}", file=sys.stderr)
+    problems = _usage_problems(args)
+    settings = {}
     try:
-        settings = resolve_settings(definition.settings_schema, parse_assignments(args.settings))
+        settings = startup_settings(definition, args.settings, os.getcwd())
     except SettingsError as err:
-        print(f"lynxc serve: {err}", file=sys.stderr)
-        return 2
-    if args.page_size < 1:
-        print("lynxc serve: --page-size must be at least 1", file=sys.stderr)
+        problems += err.problems
+    if problems:
+        for problem in problems:
+            print(f"lynxc serve: {problem}", file=sys.stderr)
         return 2
     from .serve import serve  # the MCP SDK loads only when a server really starts
 
@@ -51,13 +107,54 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         page_size=args.page_size,
+        http=HttpOptions(
+            session_idle_timeout=args.session_idle_timeout,
+            max_sessions=args.max_sessions,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+            allowed_hosts=tuple(args.allowed_hosts),
+        ),
     )
     return 0
 
 
+def _usage_problems(args: argparse.Namespace) -> list[str]:
+    from .http_hosts import host_name
+
+    problems = []
+    if args.page_size < 1:
+        problems.append("--page-size must be at least 1")
+    if args.max_sessions < 1:
+        problems.append("--max-sessions must be at least 1")
+    for flag in ("session_idle_timeout", "header_timeout", "body_timeout"):
+        seconds = getattr(args, flag)
+        if not (math.isfinite(seconds) and seconds > 0):
+            problems.append(f"--{flag.replace('_', '-')} must be a positive number of seconds, got {seconds}")
+    for flag, name in [("--host", args.host), *(("--allowed-host", name) for name in args.allowed_hosts)]:
+        try:
+            host_name(name, flag)
+        except ValueError as err:
+            problems.append(str(err))
+    return problems
+
+
 def main(definition: ServerDefinition, argv: list[str] | None = None) -> None:
+    """`python generated/<server>/server.py`, from any working directory."""
+    from .definition import DefinitionError
+
     parser = argparse.ArgumentParser(
         prog=f"{definition.name}", description=f"Serve the MCP server {definition.name}."
     )
     add_serve_arguments(parser)
-    sys.exit(run_serve(definition, parser.parse_args(argv)))
+    args = parser.parse_args(argv)
+    try:
+        definition.check_files()
+    except DefinitionError as err:
+        print(f"{definition.name}: {err}", file=sys.stderr)
+        sys.exit(2)
+    # A user's backends (`package.module:function`) import relative to the project root, as
+    # under `lynxc serve`; the generated folder sits at <project>/generated/<server>/.
+    project = str(definition.folder.parents[1])
+    if project not in sys.path:
+        sys.path.insert(0, project)
+    sys.exit(run_serve(definition, args))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
@@ -31,16 +32,45 @@ class ServerDefinition:
     folder: Path
     settings_schema: Mapping[str, Mapping[str, Any]]
     tools: tuple[ToolBinding, ...]
+    # sha256 of every file of the build that server.py belongs to, by path relative to `folder`:
+    # a file that differs (edited by hand, or from another build) is refused, never served.
+    files_sha256: Mapping[str, str] = field(default_factory=dict)
 
     def tools_payload(self) -> dict[str, Any]:
-        """The exact `tools/list` answer the compiler wrote beside this module."""
-        return json.loads((self.folder / "tools.json").read_text(encoding="utf-8"))
+        """The exact `tools/list` answer the compiler wrote beside this module (its do-not-edit
+        header, kept in the file under `_generated`, is not part of it)."""
+        payload = json.loads(self.read_checked("tools.json"))
+        payload.pop(GENERATED_KEY, None)
+        return payload
 
     def load_models(self, binding: ToolBinding) -> ModuleType:
-        path = self.folder / "models" / f"{binding.models_module}.py"
+        relative = f"models/{binding.models_module}.py"
+        self.read_checked(relative)
         return load_module_from_path(
-            f"lynxc_generated.{_ident(self.name)}.models.{binding.models_module}", path
+            f"lynxc_generated.{_ident(self.name)}.models.{binding.models_module}", self.folder / relative
         )
+
+    def read_checked(self, relative: str) -> str:
+        """A generated file's text, after checking it is the one this server.py was built with."""
+        try:
+            data = (self.folder / relative).read_bytes()
+        except OSError as err:
+            raise DefinitionError(f"{self.folder / relative}: {err.strerror} (run `lynxc build`)") from None
+        expected = self.files_sha256.get(relative)
+        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+            raise DefinitionError(
+                f"{self.folder / relative} does not belong to the build of {self.folder / 'server.py'} "
+                "(edited by hand, or left by another build): run `lynxc build`"
+            )
+        return data.decode("utf-8")
+
+    def check_files(self) -> None:
+        """Refuse a generated folder whose files disagree with its server.py."""
+        for relative in self.files_sha256:
+            self.read_checked(relative)
+
+
+GENERATED_KEY = "_generated"  # where tools.json keeps its header (compiler/wire.py writes it)
 
 
 class DefinitionError(Exception):
@@ -55,6 +85,7 @@ def load_definition(folder: Path) -> ServerDefinition:
     definition = getattr(module, "SERVER", None)
     if not isinstance(definition, ServerDefinition):
         raise DefinitionError(f"{server_file} does not define SERVER as a lynxc ServerDefinition")
+    definition.check_files()
     return definition
 
 

@@ -9,12 +9,11 @@ from typing import Any, Literal
 
 import anyio
 
-from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT
+from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, HttpOptions
 from .definition import ServerDefinition
 from .host import ToolHost
 
 Transport = Literal["stdio", "http"]
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def serve(
@@ -25,6 +24,7 @@ def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     page_size: int = DEFAULT_PAGE_SIZE,
+    http: HttpOptions | None = None,
 ) -> None:
     # Logs go to stderr: on stdio, stdout carries the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
@@ -32,31 +32,43 @@ def serve(
     if transport == "stdio":
         anyio.run(_serve_stdio, server)
     else:
-        _serve_http(server, host, port)
+        _serve_http(server, host, port, http or HttpOptions())
 
 
 async def _serve_stdio(server: Any) -> None:
-    from mcp.server.stdio import stdio_server
+    from .stdio import stdio_transport  # answers malformed lines, which the SDK's reader drops
 
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _serve_http(server: Any, host: str, port: int) -> None:
+def _serve_http(server: Any, host: str, port: int, options: HttpOptions) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    security = None
-    if host not in LOOPBACK_HOSTS:
-        # Off loopback the SDK turns rebinding protection off; keep it on for the bound address.
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"{host}:*"],
-            allowed_origins=[f"http://{host}:*"],
-        )
-    app = server.streamable_http_app(host=host, transport_security=security)
+    from .http_hosts import allowed_hosts, allowed_origins, exposure_warning, served_names
+    from .http_timeouts import ClientDisconnectFilter, with_deadlines
+
+    names = served_names(host, list(options.allowed_hosts))
+    # Rebinding protection on for every bind address: the SDK would turn it off off loopback.
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts(names),
+        allowed_origins=allowed_origins(names),
+    )
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=security,
+        session_idle_timeout=options.session_idle_timeout,
+        max_sessions=options.max_sessions,
+    )
+    warning = exposure_warning(host, names)
+    if warning:
+        print(f"lynxc: {warning}", file=sys.stderr, flush=True)
     print(f"lynxc: serving {server.name} on http://{_url_host(host)}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    logging.getLogger("mcp.server.streamable_http").addFilter(ClientDisconnectFilter())
+    protocol = with_deadlines(options.header_timeout, options.body_timeout)
+    uvicorn.run(app, host=host, port=port, log_level="warning", http=protocol)
 
 
 def _url_host(host: str) -> str:

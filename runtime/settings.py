@@ -1,21 +1,59 @@
-"""Server settings: declared in the spec, supplied when serving by flag or environment."""
+"""Server settings: declared in the spec, supplied when serving by flag or environment.
+
+A setting without a default is required: a server must not start and then fail its first call
+for want of it. Every problem is collected, so an operator fixes them all in one go.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
 ENV_PREFIX = "LYNXC_"
+# What `lynxc config` writes for a setting that has no default; recognised when serving, so
+# a copied entry that was never filled in is refused rather than taken as a value.
+PLACEHOLDER = re.compile(r"^<required: [^<>]*>$")
+_PLACEHOLDER_KINDS = {
+    "array": "JSON array",
+    "object": "JSON object",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "true or false",
+}
+_PATH_KINDS = {
+    "directory-path": "absolute folder path",
+    "file-path": "absolute file path",
+    "path": "absolute path",
+}
 
 
 class SettingsError(Exception):
-    """A setting value that is not valid for its declared schema."""
+    """Setting values that are not valid for their declared schema: one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
 
 
 def env_name(setting: str) -> str:
     return ENV_PREFIX + "".join(c if c.isalnum() else "_" for c in setting).upper()
+
+
+def placeholder(node: Mapping[str, Any]) -> str:
+    """The stand-in `lynxc config` prints for a required setting: what kind of value goes there."""
+    return f"<required: {_kind(node)}>"
+
+
+def _kind(node: Mapping[str, Any]) -> str:
+    kind = node.get("type", "")
+    inner = {"array": node.get("items"), "object": node.get("additionalProperties")}.get(kind)
+    if isinstance(inner, Mapping) and inner.get("format") in _PATH_KINDS:
+        return f"{_PLACEHOLDER_KINDS[kind]} of {_PATH_KINDS[inner['format']]}s"
+    return _PLACEHOLDER_KINDS.get(kind, _PATH_KINDS.get(node.get("format", ""), "text"))
 
 
 def parse_assignments(assignments: list[str]) -> dict[str, str]:
@@ -24,7 +62,7 @@ def parse_assignments(assignments: list[str]) -> dict[str, str]:
     for item in assignments:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SettingsError(f"--set expects NAME=VALUE, got {item!r}")
+            raise SettingsError([f"--set expects NAME=VALUE, got {item!r}"])
         out[name.strip()] = value
     return out
 
@@ -34,27 +72,70 @@ def resolve_settings(
     given: Mapping[str, str],
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Flags win over the environment, which wins over the spec's defaults."""
+    """Flags win over the environment, which wins over the spec's defaults. Raises
+    SettingsError naming every unknown, missing or invalid setting."""
+    values, problems = collect_settings(schema, given, environ)
+    if problems:
+        raise SettingsError(problems)
+    return values
+
+
+def collect_settings(
+    schema: Mapping[str, Mapping[str, Any]],
+    given: Mapping[str, str],
+    environ: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """(the settings that are valid, one problem per setting that is not) — so that later
+    checks can still look at the valid ones and every problem is reported at once."""
     environ = os.environ if environ is None else environ
-    unknown = sorted(set(given) - set(schema))
-    if unknown:
-        known = ", ".join(sorted(schema)) or "none"
-        raise SettingsError(f"unknown setting {unknown[0]!r} (this server's settings: {known})")
+    problems = [
+        f"unknown setting {name!r} (this server's settings: {', '.join(sorted(schema)) or 'none'})"
+        for name in sorted(set(given) - set(schema))
+    ]
     values: dict[str, Any] = {}
     for name, node in schema.items():
         raw = given.get(name, environ.get(env_name(name)))
         if raw is None:
             if "default" in node:
                 values[name] = node["default"]
+            else:
+                problems.append(
+                    f"setting {name!r} is required (it has no default): "
+                    f"pass --set {name}=VALUE or set {env_name(name)}"
+                )
             continue
-        value = _typed(name, raw, node)
+        if PLACEHOLDER.match(raw.strip()):
+            problems.append(
+                f"setting {name!r} still holds the placeholder {raw.strip()} from `lynxc config`: "
+                "replace it with a value"
+            )
+            continue
+        try:
+            value = _typed(name, raw, node)
+        except ValueError as err:
+            problems.append(str(err))
+            continue
         import jsonschema  # only when a value is given: serving with defaults stays fast
 
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(node).iter_errors(value))
         if error is not None:
-            raise SettingsError(f"setting {name!r}: {error.message}")
+            problems.append(f"setting {name!r}: {error.message}")
+            continue
         values[name] = value
-    return values
+    return values, problems
+
+
+def unknown_environment(schema: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[str]:
+    """Warnings for `LYNXC_*` variables that name no setting of this server: most often a typo
+    (LYNXC_ROOT for LYNXC_ROOTS) that would otherwise be ignored without a word."""
+    environ = os.environ if environ is None else environ
+    known = {env_name(name) for name in schema}
+    warnings = []
+    for variable in sorted(v for v in environ if v.startswith(ENV_PREFIX) and v not in known):
+        close = difflib.get_close_matches(variable, sorted(known), n=1, cutoff=0.75)
+        hint = f"did you mean {close[0]}?" if close else f"its settings: {', '.join(sorted(known)) or 'none'}"
+        warnings.append(f"{variable} names no setting of this server ({hint}); ignored")
+    return warnings
 
 
 def _typed(name: str, raw: str, node: Mapping[str, Any]) -> Any:
@@ -70,4 +151,4 @@ def _typed(name: str, raw: str, node: Mapping[str, Any]) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as err:
-        raise SettingsError(f"setting {name!r} expects JSON ({node.get('type', 'any')}): {err.msg}") from None
+        raise ValueError(f"setting {name!r} expects JSON ({node.get('type', 'any')}): {err.msg}") from None

@@ -53,18 +53,24 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(
-    server: str = "dot-harness", settings: dict[str, object] | None = None, host: str = "127.0.0.1"
-) -> Iterator[str]:
-    """A `lynxc serve --transport http` process; yields its MCP URL and stops it afterwards."""
+def http_process(
+    server: str = "dot-harness",
+    settings: dict[str, object] | None = None,
+    host: str = "127.0.0.1",
+    options: tuple[str, ...] = (),
+) -> Iterator[tuple[int, subprocess.Popen]]:
+    """A `lynxc serve --transport http` process, once it listens; yields its port and the
+    process, and stops it afterwards."""
     port = free_port()
     command = lynxc_command("serve", server, "--transport", "http", "--host", host, "--port", str(port))
-    process = subprocess.Popen(command + settings_args(settings or {}), stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command + list(options) + settings_args(settings or {}), stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise RuntimeError(f"server exited: {process.stderr.read().decode()}")
+                raise RuntimeError(f"server exited: {process.stderr.read()}")
             try:
                 socket.create_connection((host, port), timeout=0.2).close()
                 break
@@ -72,10 +78,19 @@ def http_server(
                 time.sleep(0.05)
         else:
             raise RuntimeError("server did not start listening within 30 s")
-        yield f"http://{host}:{port}/mcp"
+        yield port, process
     finally:
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@contextmanager
+def http_server(
+    server: str = "dot-harness", settings: dict[str, object] | None = None, host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """A `lynxc serve --transport http` process; yields its MCP URL."""
+    with http_process(server, settings, host) as (port, _):
+        yield f"http://{host}:{port}/mcp"

@@ -41,6 +41,11 @@ class Embedder:
         return vectors / np.maximum(norms, 1e-12)
 
 
+# The width of each embedder's vectors, known without loading its model: the start-up check
+# compares it with the index's (startup.py). tests/runtime/backends checks it against the models.
+DIMENSIONS = {"minilm": 384, "static": 64}
+
+
 @cache
 def get_embedder(name: str) -> Embedder:
     factories = {"minilm": _minilm, "static": _static}

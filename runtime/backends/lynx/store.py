@@ -87,6 +87,14 @@ class Store:
             return None
         return self.db.create_table(name, schema=_schema(dimension))
 
+    def vector_dimensions(self) -> dict[str, int]:
+        """Each indexed source's vector width, as its table was created."""
+        names = [n for n in self.db.list_tables().tables if n.startswith(TABLE_PREFIX)]
+        return {
+            name[len(TABLE_PREFIX) :]: self.db.open_table(name).schema.field("vector").type.list_size
+            for name in names
+        }
+
     def indexed_hashes(self, source: str) -> dict[str, str]:
         table = self.table(source)
         if table is None or table.count_rows() == 0:

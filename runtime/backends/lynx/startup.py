@@ -1,0 +1,58 @@
+"""lynx-mcp's start-up check: the index must have been built by the configured embedder.
+
+An index built with one embedder and searched with another fails at the first dense query with
+a raw LanceDB error ("No vector column found ... dimension 384"); checked here, the server
+refuses to start and says which embedder each side means. The index does not record its
+embedder, so the check compares vector widths, which differ between the embedders there are.
+LanceDB (seconds to import) loads only when an index folder exists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+
+def check_settings(settings: Mapping[str, Any]) -> list[str]:
+    directory = settings.get("index_dir")
+    if not directory or not os.path.exists(directory):
+        return []  # nothing indexed yet: `list_sources` and the searches say so
+    if not os.path.isdir(directory):
+        kind = "a file, not a folder" if os.path.isfile(directory) else "not a folder"
+        return [f"setting 'index_dir': {directory!r} is {kind}"]
+    from .embedders import DIMENSIONS
+    from .store import Store
+
+    embedder = settings.get("embedder", "minilm")
+    if embedder not in DIMENSIONS:
+        return []  # not one of ours: the first search names the known ones
+    try:
+        widths = Store(directory).vector_dimensions()
+    except Exception as err:  # a damaged index must not stop the report of the others
+        return [f"setting 'index_dir': cannot read the index {directory!r}: {err}"]
+    wanted = DIMENSIONS[embedder]
+    return [
+        f"setting 'embedder': the index {directory!r} holds {width}-d vectors for source {source!r}"
+        f"{_built_with(width)}, but embedder {embedder!r} makes {wanted}-d vectors: "
+        + _remedy(width, directory)
+        for source, width in sorted(widths.items())
+        if width != wanted
+    ]
+
+
+def _matching(width: int) -> list[str]:
+    from .embedders import DIMENSIONS
+
+    return [name for name, dimension in DIMENSIONS.items() if dimension == width]
+
+
+def _built_with(width: int) -> str:
+    names = _matching(width)
+    return f" (built with {' or '.join(repr(n) for n in names)})" if names else ""
+
+
+def _remedy(width: int, directory: str) -> str:
+    rebuild = f"delete {directory!r} and run `lynxc index` again with this embedder"
+    names = _matching(width)
+    return f"use --set embedder={names[0]}, or {rebuild}" if len(names) == 1 else rebuild
