@@ -21,9 +21,9 @@ import statistics
 import time
 from typing import Any
 
-from lynxc.compiler.diff_inputs import ServerWire
-from lynxc.compiler.diff_render import render_markdown
-from lynxc.compiler.review import review_pair
+from lynxc.compiler.review.compare import review_pair
+from lynxc.compiler.review.render import render_markdown
+from lynxc.compiler.wire import ServerWire
 
 
 def make_tool(rng: random.Random, index: int) -> dict[str, Any]:

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.indexer import index_source
+from lynxc.runtime.backends.lynx.ranking import search
 from lynxc.runtime.backends.lynx.reader import IndexReader
-from lynxc.runtime.backends.lynx.retrieval import search
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
 DATA = Path(__file__).resolve().parent / "data" / "cranfield"
 

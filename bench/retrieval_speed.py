@@ -25,10 +25,10 @@ from cold_start import time_to_tools_list  # bench/ is the script's folder, firs
 from mcp import Client, StdioServerParameters
 
 from lynxc.runtime.backends.lynx import retrieval
-from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.indexer import index_source
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, TABLE_PREFIX, Store
+from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 LYNXC = str(Path(sys.executable).with_name("lynxc"))

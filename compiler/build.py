@@ -7,15 +7,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .changelog import build_changelog, changelog_files, check_version, load_releases
-from .diagnostics import Diagnostic, Result, Span, has_errors, sort_diagnostics
-from .diff_inputs import wire_from_ir
-from .emit import GENERATED_DIR, emit_server, header_lines
+from .diagnostics import Diagnostic, Span, has_errors, sort_diagnostics
+from .emit.server import GENERATED_DIR, emit_server, header_lines
 from .files import remove_staging, replace_tree, write_text_atomic
 from .ir import ServerIR
-from .load import discover_specs, display_path, load_spec
-from .lower import lower
+from .lint.linter import lint_server
+from .lower.server import compile_spec
+from .review.changelog import build_changelog, changelog_files, check_version, load_releases, render_markdown
 from .rules import diagnostic
+from .spec.load import discover_specs, display_path
+from .wire import wire_from_ir
 
 
 @dataclass(frozen=True)
@@ -23,14 +24,6 @@ class BuildOutput:
     servers: tuple[ServerIR, ...]
     files: dict[str, str]
     diagnostics: tuple[Diagnostic, ...]
-
-
-def compile_spec(path: Path, *, check_backends: bool = True) -> Result[ServerIR]:
-    loaded = load_spec(path)
-    if loaded.value is None:
-        return Result(None, loaded.diagnostics)
-    lowered = lower(loaded.value, check_backends=check_backends)
-    return Result(lowered.value, loaded.diagnostics + lowered.diagnostics)
 
 
 def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
@@ -65,7 +58,13 @@ def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
             continue
         changelog = build_changelog(server, current, releases)
         servers.append(server)
-        files.update(emit_server(server, changelog))
+        files.update(
+            emit_server(
+                server,
+                score=lint_server(current).score,
+                changelog_markdown=render_markdown(changelog, heading="##"),
+            )
+        )
         files.update(changelog_files(changelog, header_lines(server)))
     return BuildOutput(tuple(servers), files, tuple(sort_diagnostics(diagnostics)))
 

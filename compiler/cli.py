@@ -199,9 +199,9 @@ FAIL_LEVELS = {
 
 def _diff(args: argparse.Namespace) -> int:
     from .diagnostics import has_errors
-    from .diff_inputs import DiffInputError, load_side
-    from .diff_render import FORMATS
-    from .review import review
+    from .inputs import DiffInputError, load_side
+    from .review.compare import review
+    from .review.render import FORMATS
 
     head = args.head if args.head is not None else str(args.project / "specs")
     try:
@@ -264,9 +264,9 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _index_sources(sources: Mapping[str, Source], only: str | None, settings: Mapping[str, Any]) -> None:
-    from lynxc.runtime.backends.lynx.embedders import get_embedder
     from lynxc.runtime.backends.lynx.indexer import index_source
     from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, Store
+    from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
     store = Store(settings["index_dir"])
     embedder = get_embedder(settings.get("embedder", "minilm"))
@@ -291,9 +291,9 @@ def _index_sources(sources: Mapping[str, Source], only: str | None, settings: Ma
 
 def _lint(args: argparse.Namespace) -> int:
     from .diagnostics import has_errors
-    from .diff_inputs import DiffInputError, load_side
-    from .lint import lint_server
-    from .lint_render import FORMATS
+    from .inputs import DiffInputError, load_side
+    from .lint.linter import lint_server
+    from .lint.render import FORMATS
 
     inputs = args.inputs or [str(args.project / "specs")]
     servers = []
@@ -319,9 +319,9 @@ def _release(args: argparse.Namespace) -> int:
     import datetime
 
     from .build import build, write_files
-    from .changelog import write_release
     from .diagnostics import has_errors
-    from .diff_inputs import wire_from_ir
+    from .review.changelog import write_release
+    from .wire import wire_from_ir
 
     date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
     try:
@@ -413,7 +413,7 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .spec import SpecFile
+    from .spec.models import SpecFile
 
     schema = SpecFile.model_json_schema(by_alias=True)
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "lynxc spec v1", **schema}

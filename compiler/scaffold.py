@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .files import write_text_atomic
-from .lower import SERVER_NAME
+from .lower.server import SERVER_NAME
 
 SPEC = """\
 lynxc: 1

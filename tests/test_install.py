@@ -45,7 +45,7 @@ def test_httpx_speaks_http2() -> None:
 
 @pytest.mark.parametrize("embedder", ["static", "minilm"])
 def test_lynx_embedders_load_from_installed_packages(embedder: str) -> None:
-    from lynxc.runtime.backends.lynx.embedders import get_embedder
+    from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
     vectors = get_embedder(embedder).embed(["parse a yaml file", "open a socket"])
     assert vectors.shape[0] == 2 and vectors.shape[1] > 0

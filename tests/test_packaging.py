@@ -30,7 +30,7 @@ def test_wheel_installs_under_the_lynxc_namespace(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("lynxc-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "lynxc/compiler/cli.py" in names and "lynxc/runtime/host.py" in names
-    assert "lynxc/compiler/templates/server.py.j2" in names
+    assert "lynxc/compiler/emit/templates/server.py.j2" in names
     assert not any(name.startswith(("compiler/", "runtime/", "tests/", "generated/")) for name in names)
     assert any(name.endswith("entry_points.txt") for name in names)
 
@@ -38,7 +38,7 @@ def test_wheel_installs_under_the_lynxc_namespace(tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(target)
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
-        "import lynxc.compiler.cli, lynxc.runtime.host, lynxc.compiler.emit; "
+        "import lynxc.compiler.cli, lynxc.runtime.host, lynxc.compiler.emit.server; "
         "print(lynxc.compiler.cli.__file__); print(lynxc.runtime.host.__file__)"
     )
     done = subprocess.run(

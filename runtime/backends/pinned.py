@@ -1,8 +1,12 @@
-"""Descriptor-pinned paths, shared by the file-reading backends.
+"""Descriptor-pinned paths, shared by the file-reading backends: opening one below a root, and
+reading the file it names whole.
 
 Containment is enforced by the kernel, not by string checks: every step from a root is an
 `openat` relative to the previous folder's descriptor with `O_NOFOLLOW`, so a symlink anywhere
 on the way (or one swapped in during the call) is refused rather than followed.
+
+A pinned file is read through its descriptor and refused if its size or mtime moves meanwhile,
+so a reply never mixes two versions of a file.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from lynxc.runtime.errors import ToolError
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+READ_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -87,3 +92,33 @@ def _refusal(parent: int, name: str, rel: str, err: OSError) -> str:
     if err.errno == errno.ENOTDIR:
         return f"{rel!r} is not a folder"
     return f"{rel!r} cannot be opened ({os.strerror(err.errno or 0)})"
+
+
+class FileChanged(Exception):
+    """The file changed (or could not be read) while it was being read."""
+
+    def __init__(self, reason: str, bytes_read: int = 0):
+        super().__init__(reason)
+        self.bytes_read = bytes_read
+
+
+def read_pinned(fd: int, st: os.stat_result) -> bytes:
+    """Read a regular file whose fstat is `st`; refuse it if its size or mtime moves meanwhile."""
+    if not stat.S_ISREG(st.st_mode):
+        raise FileChanged("not a regular file")
+    chunks = []
+    remaining = st.st_size + 1  # one byte more than expected reveals growth
+    try:
+        while remaining > 0:
+            chunk = os.read(fd, min(READ_CHUNK, remaining))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        after = os.fstat(fd)
+    except OSError as err:
+        raise FileChanged(os.strerror(err.errno or 0), sum(map(len, chunks))) from None
+    data = b"".join(chunks)
+    if len(data) != st.st_size or after.st_size != st.st_size or after.st_mtime_ns != st.st_mtime_ns:
+        raise FileChanged("changed while being read", len(data))
+    return data

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.compiler.changelog import needs_major_bump, semver_key
+from lynxc.compiler.review.changelog import needs_major_bump, semver_key
 from tests.conftest import LYNXC, ROOT
 
 SPEC = """\

@@ -21,8 +21,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from lynxc.compiler.changelog import load_releases
 from lynxc.compiler.files import replace_tree
+from lynxc.compiler.review.changelog import load_releases
 from tests.conftest import LYNXC, ROOT
 
 TOOLS = 8

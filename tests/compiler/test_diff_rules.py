@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.compiler.diff_inputs import load_side
-from lynxc.compiler.diff_render import render_text
-from lynxc.compiler.review import review
+from lynxc.compiler.inputs import load_side
+from lynxc.compiler.review.compare import review
+from lynxc.compiler.review.render import render_text
 from lynxc.compiler.rules import RULES
 from tests.conftest import ROOT
 

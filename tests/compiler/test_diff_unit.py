@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from lynxc.compiler.diff import diff_tools
-from lynxc.compiler.diff_inputs import ServerWire
-from lynxc.compiler.diff_render import render_github, render_json, render_markdown, render_text
-from lynxc.compiler.judge import judge
-from lynxc.compiler.review import review_pair
+from lynxc.compiler.review.compare import review_pair
+from lynxc.compiler.review.diff import diff_tools
+from lynxc.compiler.review.judge import judge
+from lynxc.compiler.review.render import render_github, render_json, render_markdown, render_text
+from lynxc.compiler.wire import ServerWire
 
 
 def tool(schema: dict, output: dict | None = None) -> dict:

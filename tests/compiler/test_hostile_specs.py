@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from lynxc.compiler import backend_probe
-from lynxc.compiler.backend_probe import read_declarations
-from lynxc.compiler.build import build, compile_spec
+from lynxc.compiler.build import build
 from lynxc.compiler.limits import MAX_SPEC_BYTES, MAX_STRING_CHARS, MAX_TOOLS
-from lynxc.compiler.load import discover_specs
-from lynxc.compiler.source import parse_yaml
+from lynxc.compiler.lower import backend_probe
+from lynxc.compiler.lower.backend_probe import read_declarations
+from lynxc.compiler.lower.server import compile_spec
+from lynxc.compiler.spec.load import discover_specs
+from lynxc.compiler.spec.source import parse_yaml
 from lynxc.compiler.wire import wire_tool
 from lynxc.runtime.backend import load_backend
 from tests.conftest import LYNXC, ROOT

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.compiler.diff_inputs import ServerWire, load_side
-from lynxc.compiler.lint import LintResult, lint_server
+from lynxc.compiler.inputs import load_side
+from lynxc.compiler.lint.linter import LintResult, lint_server
 from lynxc.compiler.rules import LINT_CATEGORIES, RULES
+from lynxc.compiler.wire import ServerWire
 from tests.conftest import DATA, LYNXC, ROOT
 
 RULE_FIXTURES = Path(__file__).parent / "lint_rules"

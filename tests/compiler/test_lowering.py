@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lynxc.compiler.build import compile_spec
+from lynxc.compiler.lower.server import compile_spec
 from lynxc.compiler.wire import wire_tool
 
 SPEC = """\

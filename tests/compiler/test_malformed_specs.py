@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.compiler.build import compile_spec
 from lynxc.compiler.diagnostics import sort_diagnostics
+from lynxc.compiler.lower.server import compile_spec
 
 CORPUS = Path(__file__).parent / "malformed"
 CASES = sorted(p for p in CORPUS.iterdir() if p.suffix == ".yaml" or p.is_dir())

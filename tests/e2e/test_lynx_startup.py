@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.runtime.backends.lynx.embedders import DIMENSIONS, get_embedder
+from lynxc.runtime.backends.retrieval.embedders import DIMENSIONS, get_embedder
 from tests.conftest import LYNXC, ROOT, settings_args
 
 

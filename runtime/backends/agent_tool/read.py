@@ -7,7 +7,8 @@ import codecs
 from typing import Any
 
 from lynxc.runtime.backend import backend
-from lynxc.runtime.backends.dot_harness.text import FileChanged, read_pinned, split_lines_keepends
+from lynxc.runtime.backends.lines import split_lines_keepends
+from lynxc.runtime.backends.pinned import FileChanged, read_pinned
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 

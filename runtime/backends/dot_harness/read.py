@@ -7,11 +7,13 @@ import json
 from typing import Any
 
 from lynxc.runtime.backend import backend
+from lynxc.runtime.backends.lines import split_lines_keepends
+from lynxc.runtime.backends.pinned import FileChanged, read_pinned
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 from lynxc.runtime.wire_values import json_size
 
-from .text import FileChanged, decode_strict, read_pinned, split_lines_keepends
+from .text import decode_strict
 from .workspace import open_in_workspace
 
 

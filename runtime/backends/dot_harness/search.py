@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lynxc.runtime.backend import backend
+from lynxc.runtime.backends.pinned import FileChanged, read_pinned
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.wire_values import fit_list_to_json_cap
 
 from .progress import thread_progress
-from .text import FileChanged, LiteralQuery, decode_strict, excerpt, matching_lines, read_pinned
+from .text import LiteralQuery, decode_strict, excerpt, matching_lines
 from .walk import WalkLimits, WalkStats, walk
 from .workspace import EXCLUDED_DIRECTORY_NAMES, FILE_FLAGS, Opened, open_in_workspace
 

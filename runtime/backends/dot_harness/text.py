@@ -1,46 +1,17 @@
-"""Strict text reading, line splitting, literal matching and excerpts."""
+"""dot-harness's text rules: strict UTF-8 decoding, literal matching with Unicode simple case
+folding, the lines holding a match, and excerpts around it.
+
+Reading a pinned file whole and splitting text into lines are shared with the other file
+backends: `lynxc.runtime.backends.pinned` and `lynxc.runtime.backends.lines`."""
 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 BOM = "\ufeff"
-READ_CHUNK = 1 << 16
-
-
-class FileChanged(Exception):
-    """The file changed (or could not be read) while it was being read."""
-
-    def __init__(self, reason: str, bytes_read: int = 0):
-        super().__init__(reason)
-        self.bytes_read = bytes_read
-
-
-def read_pinned(fd: int, st: os.stat_result) -> bytes:
-    """Read a regular file whose fstat is `st`; refuse it if its size or mtime moves meanwhile."""
-    if not stat.S_ISREG(st.st_mode):
-        raise FileChanged("not a regular file")
-    chunks = []
-    remaining = st.st_size + 1  # one byte more than expected reveals growth
-    try:
-        while remaining > 0:
-            chunk = os.read(fd, min(READ_CHUNK, remaining))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        after = os.fstat(fd)
-    except OSError as err:
-        raise FileChanged(os.strerror(err.errno or 0), sum(map(len, chunks))) from None
-    data = b"".join(chunks)
-    if len(data) != st.st_size or after.st_size != st.st_size or after.st_mtime_ns != st.st_mtime_ns:
-        raise FileChanged("changed while being read", len(data))
-    return data
 
 
 def decode_strict(data: bytes) -> str | None:
@@ -136,9 +107,9 @@ def _ascii_class(char: str) -> str | None:
 
 
 def matching_lines(text: str, find: Finder) -> Iterator[LineMatch]:
-    """Each line holding a match, once, with its first match. Lines end at LF; a CR right before
-    that LF belongs to the ending; any other CR is content. Queries hold no CR or LF, so a match
-    never spans lines."""
+    """Each line holding a match, once, with its first match. Lines end as in
+    `lynxc.runtime.backends.lines`: at LF; a CR right before that LF belongs to the ending; any
+    other CR is content. Queries hold no CR or LF, so a match never spans lines."""
     pos = 0
     line_number = 1
     counted_to = 0
@@ -171,12 +142,3 @@ def excerpt(line: str, start: int, end: int, max_chars: int) -> tuple[str, int]:
     first = max(0, min(start - room // 2, len(line) - max_chars))
     first = min(first, start)  # the match must start inside the window
     return line[first : first + max_chars], first
-
-
-def split_lines_keepends(text: str) -> list[str]:
-    """Lines with their LF or CRLF endings; a lone CR is content, as in `matching_lines`."""
-    pieces = text.split("\n")
-    lines = [piece + "\n" for piece in pieces[:-1]]
-    if pieces[-1]:
-        lines.append(pieces[-1])
-    return lines

@@ -1,5 +1,7 @@
-"""The lynx-mcp backends: indexed hybrid retrieval over code and docs (work in progress:
-embedders and chunking so far; indexing and search on LanceDB come next)."""
+"""lynx-mcp's backends: indexed hybrid retrieval over code and docs on LanceDB: its sources,
+chunking, chunk table, indexer, ranking, tools and start-up check. Imports lynxc.runtime
+(backend, context, errors) and the shared parts of lynxc.runtime.backends (vendored, and the
+retrieval package's embedders and identifier splitting), never another server's package."""
 
 from .startup import check_settings
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lynxc.runtime.backends.retrieval.embedders import Embedder
+from lynxc.runtime.backends.retrieval.identifiers import expand_identifiers
+
 from .chunking import chunk_file
-from .embedders import Embedder
-from .identifiers import expand_identifiers
 from .sources import MAX_FILE_BYTES, Source, content_hash
 from .store import ANN_MIN_ROWS, Row, Store
 

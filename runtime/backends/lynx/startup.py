@@ -21,7 +21,8 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
     if not os.path.isdir(directory):
         kind = "a file, not a folder" if os.path.isfile(directory) else "not a folder"
         return [f"setting 'index_dir': {directory!r} is {kind}"]
-    from .embedders import DIMENSIONS
+    from lynxc.runtime.backends.retrieval.embedders import DIMENSIONS
+
     from .store import Store
 
     embedder = settings.get("embedder", "minilm")
@@ -42,7 +43,7 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
 
 
 def _matching(width: int) -> list[str]:
-    from .embedders import DIMENSIONS
+    from lynxc.runtime.backends.retrieval.embedders import DIMENSIONS
 
     return [name for name, dimension in DIMENSIONS.items() if dimension == width]
 

@@ -2,7 +2,8 @@
 
 This module holds the backends' declarations and stays light to import: `lynxc build` reads
 the declarations, and numpy, LanceDB, onnxruntime and tree-sitter load only inside the calls
-that use them (through `.embedders`, `.reader`, `.retrieval` and `.store`)."""
+that use them (through `.reader`, `.retrieval`, `.store` and the shared
+`lynxc.runtime.backends.retrieval.embedders`)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from lynxc.runtime.errors import ToolError
 from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
 
 if TYPE_CHECKING:
+    from .ranking import Filters, Hit
     from .reader import IndexReader
-    from .retrieval import Filters, Hit
 
 SETTINGS = {"sources", "index_dir", "embedder", "mode", "top_k", "min_score", "min_results"}
 
@@ -35,7 +36,7 @@ def _reader(settings: Mapping[str, Any]) -> IndexReader:
 async def _embed(ctx: ToolContext, query: str) -> Any:
     """The query's vector, computed off the event loop: loading the model takes a second, running
     the transformer milliseconds."""
-    from .embedders import get_embedder
+    from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
     name = ctx.settings.get("embedder", "minilm")
     return (await ctx.run_sync(lambda: get_embedder(name).embed([query])))[0]
@@ -53,7 +54,7 @@ def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list
 
 
 def _filters(params: Any) -> Filters:
-    from .retrieval import Filters
+    from .ranking import Filters
 
     return Filters(params.file_glob, tuple(params.extensions or ()), params.path_contains)
 
@@ -156,7 +157,7 @@ def render_search(result: dict[str, Any]) -> str:
     render_text=render_search,
 )
 async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    from .retrieval import search
+    from .ranking import search
 
     names = _chosen(ctx.settings, params.source)
     mode = ctx.settings.get("mode", "hybrid")
@@ -202,7 +203,7 @@ def render_deep(result: dict[str, Any]) -> str:
     render_text=render_deep,
 )
 async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    from .retrieval import search
+    from .ranking import search
 
     if any(not query.strip() for query in params.queries):
         raise ToolError("queries: every phrasing must hold some text")

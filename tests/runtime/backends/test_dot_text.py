@@ -7,13 +7,8 @@ import re
 
 import pytest
 
-from lynxc.runtime.backends.dot_harness.text import (
-    LiteralQuery,
-    decode_strict,
-    excerpt,
-    matching_lines,
-    split_lines_keepends,
-)
+from lynxc.runtime.backends.dot_harness.text import LiteralQuery, decode_strict, excerpt, matching_lines
+from lynxc.runtime.backends.lines import split_lines_keepends
 
 TRICKY = ["K", "k", "\u212a", "s", "S", "\u017f", "i", "I", "\u0130", "\u0131", "ß", "é", "e", "_", "x"]
 

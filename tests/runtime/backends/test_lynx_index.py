@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.runtime.backends.lynx.embedders import Embedder, get_embedder
 from lynxc.runtime.backends.lynx.indexer import index_source
+from lynxc.runtime.backends.lynx.ranking import Filters, Hit, search
 from lynxc.runtime.backends.lynx.reader import IndexReader
-from lynxc.runtime.backends.lynx.retrieval import Filters, Hit, search
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.retrieval.embedders import Embedder, get_embedder
 from tests.conftest import ROOT
 
 FILES = {
@@ -97,9 +97,9 @@ def test_incremental_updates(indexed) -> None:
 KILL_SCRIPT = """
 import os, signal, sys
 from lynxc.runtime.backends.lynx import indexer
-from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.retrieval.embedders import get_embedder
 indexer.BATCH_FILES = 10
 def die(done, total, stage):
     if done >= 20:
@@ -125,9 +125,9 @@ def test_kill_9_mid_index_leaves_a_readable_index_and_the_next_run_finishes(tmp_
 
 READER_SCRIPT = """
 import asyncio, json, sys, time
-from lynxc.runtime.backends.lynx.embedders import get_embedder
 from lynxc.runtime.backends.lynx.reader import IndexReader
-from lynxc.runtime.backends.lynx.retrieval import Filters, search
+from lynxc.runtime.backends.lynx.ranking import Filters, search
+from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
 async def main():
     reader, vector = IndexReader(sys.argv[1]), get_embedder("static").embed(["handler"])[0]

@@ -1,6 +1,6 @@
 """Lint checks over the wire form of a server: each check reads one tool (or the whole server)
 and yields findings under a rule of the shared catalogue. Cue lists are deliberately small and
-documented here, because scores are built on the same cues (`lint_score`)."""
+documented here, because scores are built on the same cues (`score`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .backticks import code_spans
-from .diagnostics import Span
-from .diff_inputs import ServerWire, SpecExtras
-from .lint_signals import (
+from ..backticks import code_spans
+from ..diagnostics import Span
+from ..lower.templates_text import format_bytes
+from ..rules import RULES
+from ..wire import TOOL_NAME, ServerWire, SpecExtras
+from .signals import (
     added_words,
     described,
     estimate_tokens,
@@ -26,9 +28,6 @@ from .lint_signals import (
     words,
     write_claims,
 )
-from .rules import RULES
-from .templates_text import format_bytes
-from .wire import TOOL_NAME
 
 
 def _cue(pattern: str) -> re.Pattern[str]:

@@ -27,9 +27,9 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
-from .diagnostics import Diagnostic, Result, Span
-from .limits import MAX_ALIAS_NODES, MAX_NESTING_DEPTH, MAX_SPEC_BYTES, MAX_STRING_CHARS
-from .rules import diagnostic
+from ..diagnostics import Diagnostic, Result, Span
+from ..limits import MAX_ALIAS_NODES, MAX_NESTING_DEPTH, MAX_SPEC_BYTES, MAX_STRING_CHARS
+from ..rules import diagnostic
 
 NodePath = tuple[str | int, ...]
 

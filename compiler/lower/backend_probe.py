@@ -27,13 +27,13 @@ from typing import Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, declaration, load_backend
 
-from .limits import BACKEND_IMPORT_TIMEOUT
+from ..limits import BACKEND_IMPORT_TIMEOUT
 
 # The child takes the compiler's `sys.path` before importing anything of lynxc: both then see
 # the same modules, whichever way lynxc and the project are installed.
 _CHILD = (
     "import json, sys; request = json.loads(sys.stdin.readline()); sys.path[:] = request['sys_path']; "
-    "from lynxc.compiler.backend_probe import child_main; child_main(request)"
+    "from lynxc.compiler.lower.backend_probe import child_main; child_main(request)"
 )
 _INFO_FIELDS = ("params", "required_params", "caps", "required_caps", "settings")
 # Module names that are never a user's backend: the standard library (`os:system`,

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .backticks import code_spans
-from .lint_checks import (
+from ..backticks import code_spans
+from .checks import (
     EMPTY_CUES,
     FAILURE_CUES,
     FILLER_OPENERS,
@@ -28,7 +28,7 @@ from .lint_checks import (
     LintFinding,
     ToolView,
 )
-from .lint_signals import added_words, described, estimate_tokens, sentences, words
+from .signals import added_words, described, estimate_tokens, sentences, words
 
 WEIGHTS = {
     "purpose": 25,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..rules import RULES
 from .diff import MISSING, Change
-from .rules import RULES
 
 Level = Literal["breaking", "warning", "info"]
 LEVELS: tuple[Level, ...] = ("breaking", "warning", "info")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lynxc.runtime.backends.lynx.embedders import get_embedder
+from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
 
 @pytest.mark.parametrize(("name", "dimension"), [("minilm", 384), ("static", 64)])

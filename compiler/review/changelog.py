@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import Diagnostic, Span
-from .diff_inputs import ServerWire
-from .diff_render import by_tool, markdown_values
-from .files import write_text_atomic
-from .ir import ServerIR
+from ..diagnostics import Diagnostic, Span
+from ..files import write_text_atomic
+from ..ir import ServerIR
+from ..rules import diagnostic
+from ..wire import ServerWire
+from .compare import review_pair
 from .judge import Finding
-from .review import review_pair
-from .rules import diagnostic
+from .render import by_tool, markdown_values
 
 CHANGELOG_DIR = "schema-changelog"
 RELEASES_FILE = "releases.json"

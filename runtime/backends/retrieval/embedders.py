@@ -41,8 +41,8 @@ class Embedder:
         return vectors / np.maximum(norms, 1e-12)
 
 
-# The width of each embedder's vectors, known without loading its model: the start-up check
-# compares it with the index's (startup.py). tests/runtime/backends checks it against the models.
+# The width of each embedder's vectors, known without loading its model: lynx-mcp's start-up
+# check compares it with the index's (lynx/startup.py). The tests check it against the models.
 DIMENSIONS = {"minilm": 384, "static": 64}
 
 

@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .diagnostics import Diagnostic, Result
-from .rules import diagnostic
+from ..diagnostics import Diagnostic, Result
+from ..rules import diagnostic
+from ..suggest import did_you_mean
+from .models import SPEC_VERSION
 from .source import NodePath, SourceDoc
-from .spec import SPEC_VERSION
-from .suggest import did_you_mean
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

@@ -12,18 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from .changelog import Changelog
-from .changelog import render_markdown as render_changelog
-from .diff_inputs import wire_from_ir
-from .ir import ServerIR, ToolIR, canonical_json
-from .lint import lint_server
-from .lint_score import ToolScore
-from .models_gen import generate_models, model_names, models_document, python_name
-from .wire import GENERATED_KEY, tools_list, wire_tool
+from ..ir import ServerIR, ToolIR, canonical_json
+from ..wire import GENERATED_KEY, tools_list, wire_tool
+from .models import generate_models, model_names, models_document, python_name
+
+if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders them
+    from ..lint.score import ServerScore, ToolScore
 
 GENERATED_DIR = "generated"
 
@@ -47,12 +45,13 @@ def _python_header(lines: list[str]) -> str:
     return "\n".join(f"# {line}" for line in lines)
 
 
-def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[str, str]:
-    """{path relative to generated/<server>/: text}. server.py comes last: it records the
-    sha256 of every file the runtime reads, so a mixed or hand-edited folder is refused."""
+def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str = "") -> dict[str, str]:
+    """{path under the project: text} for generated/<server>/. The README shows the lint `score`
+    and the changelog, both worked out above emit (by lint and review) and handed in.
+    server.py comes last: it records the sha256 of every file the runtime reads, so a mixed or
+    hand-edited folder is refused."""
     lines = header_lines(server)
-    linted = lint_server(wire_from_ir(server, ""))
-    scores = {score.tool: score for score in linted.score.tools}
+    scores = {tool_score.tool: tool_score for tool_score in score.tools}
     read_at_runtime: dict[str, str] = {
         "tools.json": json.dumps(
             {GENERATED_KEY: " ".join(lines), **tools_list(server)},
@@ -74,8 +73,8 @@ def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[st
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
             tools=[_tool_doc(tool, scores[tool.name]) for tool in server.tools],
-            server_score=linted.score,
-            changelog=render_changelog(changelog, heading="##") if changelog else "",
+            server_score=score,
+            changelog=changelog_markdown,
         ),
         "server.py": _render(
             "server.py.j2",
@@ -94,7 +93,7 @@ def emit_server(server: ServerIR, changelog: Changelog | None = None) -> dict[st
 @cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("lynxc.compiler", "templates"),
+        loader=jinja2.PackageLoader("lynxc.compiler.emit", "templates"),
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,

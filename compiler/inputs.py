@@ -1,5 +1,6 @@
-"""What `lynxc diff` compares: each side is a spec file or folder, a folder of specs, a generated
-`tools.json`, a saved `tools/list` answer, or `git:REF[:PATH]` (specs at a git ref)."""
+"""What `lynxc diff` and `lynxc lint` read: each input is a spec file or folder, a folder of specs,
+a generated `tools.json`, a saved `tools/list` answer, or `git:REF[:PATH]` (specs at a git ref),
+turned into the wire form of its servers (`wire.Side`)."""
 
 from __future__ import annotations
 
@@ -10,47 +11,18 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import Diagnostic, Span
-from .ir import ServerIR
+from .diagnostics import Diagnostic
 from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
-from .wire import wire_tool
+from .wire import ServerWire, Side, wire_from_ir
 
 GIT_PREFIX = "git:"
 
 
 class DiffInputError(Exception):
     """An input that cannot be read; the message names it and says why."""
-
-
-@dataclass(frozen=True)
-class SpecExtras:
-    """What a spec knows about a tool beyond its wire form (lint uses it)."""
-
-    caps: dict[str, int]
-    description_sources: tuple[tuple[Span, str], ...]
-    suppressions: dict[str, str]  # rule -> reason
-
-
-@dataclass(frozen=True)
-class ServerWire:
-    """One server's tools as a client sees them, and where they came from."""
-
-    name: str
-    tools: list[dict[str, Any]]
-    origin: str
-    # (tool, parameter or None) -> where it is declared, when the side is a spec
-    spans: dict[tuple[str, str | None], Span] = field(default_factory=dict)
-    extras: dict[str, SpecExtras] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Side:
-    servers: dict[str, ServerWire]
-    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 def load_side(arg: str, project: Path) -> Side:
@@ -64,22 +36,11 @@ def load_side(arg: str, project: Path) -> Side:
     return _load_path(path, arg)
 
 
-def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
-    spans: dict[tuple[str, str | None], Span] = {}
-    extras: dict[str, SpecExtras] = {}
-    for tool in server.tools:
-        spans[(tool.name, None)] = tool.span
-        for param in tool.params:
-            spans[(tool.name, param.name)] = param.span
-        extras[tool.name] = SpecExtras(tool.cap_values, tool.description_sources, dict(tool.suppressions))
-    return ServerWire(server.name, [wire_tool(tool) for tool in server.tools], origin, spans, extras)
-
-
 def _load_path(path: Path, label: str) -> Side:
     if path.is_file() and path.suffix == ".json":
         return Side({_json_name(path): _load_json(path, label)})
     # The spec front end (pydantic, ruamel) loads only for spec inputs: JSON sides start fast.
-    from .load import SERVER_FILE, YAML_SUFFIXES, discover_specs
+    from .spec.load import SERVER_FILE, YAML_SUFFIXES, discover_specs
 
     if (path.is_file() and path.suffix in YAML_SUFFIXES) or (path / SERVER_FILE).is_file():
         return _load_specs([path], label)
@@ -92,7 +53,7 @@ def _load_path(path: Path, label: str) -> Side:
 
 
 def _load_specs(paths: list[Path], label: str) -> Side:
-    from .build import compile_spec  # the build module imports emit; only spec inputs need it
+    from .lower.server import compile_spec
 
     servers: dict[str, ServerWire] = {}
     diagnostics: list[Diagnostic] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .ir import ToolIR
+from ..ir import ToolIR
 
 
 def python_name(tool_name: str) -> str:

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, resolve_target
 
+from ..backticks import code_spans
+from ..diagnostics import Diagnostic, Result, Span, has_errors
+from ..ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
+from ..rules import LINT_CATEGORIES, RULES, diagnostic
+from ..spec.load import SpecSource, ToolSource, load_spec
+from ..spec.models import Cap, Suppression
+from ..suggest import did_you_mean
+from ..wire import TOOL_NAME
 from .backend_probe import Declaration, read_declarations, refused_target
-from .backticks import code_spans
-from .diagnostics import Diagnostic, Result, Span, has_errors
-from .ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
-from .load import SpecSource, ToolSource
-from .rules import LINT_CATEGORIES, RULES, diagnostic
 from .schema import SchemaLowering
-from .spec import Cap, Suppression
-from .suggest import did_you_mean
-from .wire import TOOL_NAME
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
@@ -335,3 +336,11 @@ def _binding_problems(
             f"backend '{tool.backend}' reads server setting '{name}', which the server does not declare",
             span,
         )
+
+
+def compile_spec(path: Path, *, check_backends: bool = True) -> Result[ServerIR]:
+    loaded = load_spec(path)
+    if loaded.value is None:
+        return Result(None, loaded.diagnostics)
+    lowered = lower(loaded.value, check_backends=check_backends)
+    return Result(lowered.value, loaded.diagnostics + lowered.diagnostics)

@@ -6,10 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .lint import LintResult
-from .lint_checks import LintFinding
-from .lint_score import WEIGHTS
-from .rules import RULES
+from ..rules import RULES
+from .checks import LintFinding
+from .linter import LintResult
+from .score import WEIGHTS
 
 SEVERITY_ORDER = ("error", "warning", "info")
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

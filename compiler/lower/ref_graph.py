@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .limits import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
-from .source import NodePath
-from .spec import SchemaNode
+from ..limits import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
+from ..spec.models import SchemaNode
+from ..spec.source import NodePath
 
 LOCAL_PREFIX = "#/$defs/"
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import jsonschema
 
-from .diagnostics import Diagnostic, Span
+from ..diagnostics import Diagnostic, Span
+from ..rules import diagnostic
+from ..spec.models import CAP_REF_PREFIX, Parameter, SchemaNode
+from ..spec.source import NodePath, SourceDoc
+from ..suggest import did_you_mean
 from .patterns import pattern_matches, pattern_problem
 from .ref_graph import expansion_problem, ref_cycles
-from .rules import diagnostic
-from .source import NodePath, SourceDoc
-from .spec import CAP_REF_PREFIX, Parameter, SchemaNode
-from .suggest import did_you_mean
 from .templates_text import CAP_PLACEHOLDER, PLACEHOLDER, render
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

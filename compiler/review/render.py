@@ -7,10 +7,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .diagnostics import Span
+from ..diagnostics import Span
+from .compare import ServerReview
 from .diff import MISSING, Change
 from .judge import LEVELS, Finding
-from .review import ServerReview
 
 TEXT_VALUE_LIMIT = 240
 GITHUB_COMMAND = {"breaking": "error", "warning": "warning", "info": "notice"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..wire import ServerWire, Side
 from .diff import diff_tools
-from .diff_inputs import ServerWire, Side
 from .judge import LEVELS, Finding, judge
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .diff_inputs import ServerWire
-from .lint_checks import TOOL_CHECKS, LintFinding, ToolView, check_server, schema_names
-from .lint_score import ServerScore, score_tool
+from ..wire import ServerWire
+from .checks import TOOL_CHECKS, LintFinding, ToolView, check_server, schema_names
+from .score import ServerScore, score_tool
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from ..rules import RULES
 from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change
 from .judge_combinators import as_set, judge_combinator, listed_change, moved_keyword, type_change
 from .judge_context import LEVELS, Direction, Finding, Level, SchemaContext
 from .judge_context import owner as _owner
-from .rules import RULES
 from .schema_alternatives import (
     ANNOTATIONS,
     admitted_types,

@@ -8,12 +8,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .diagnostics import Diagnostic, Result, Span
-from .limits import MAX_TOOLS
+from ..diagnostics import Diagnostic, Result, Span
+from ..limits import MAX_TOOLS
+from ..rules import diagnostic
+from .models import ServerFile, Tool, ToolFile
 from .parse import parse_document
-from .rules import diagnostic
 from .source import NodePath, SourceDoc, load_yaml, too_large
-from .spec import ServerFile, Tool, ToolFile
 
 SERVER_FILE = "server.yaml"
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -1,0 +1,11 @@
+"""Schema review: what `lynxc diff` reports and the changelog derived from released versions.
+
+Diff first, judge second (oasdiff's split): a structural diff of two wire forms, one entry per
+changed field (`diff`); rules that judge each entry breaking, warning or info (`judge`, with
+`judge_combinators`, `judge_context` and `schema_alternatives` for anyOf/oneOf); pairing of
+servers and tools (`compare`); renderers (`render`); released baselines and the changelog
+(`changelog`).
+
+May import the shared bottom modules (diagnostics, rules, ir, wire, files); it judges wire forms,
+so it needs neither the spec front end nor lint nor emit.
+"""
