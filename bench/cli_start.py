@@ -10,11 +10,12 @@ them alike. Medians, their excess over bare Python and their ratio to it are pri
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from cold_start import alternated_medians  # bench/ is the script's folder, first on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
@@ -40,16 +41,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     runs = parser.parse_args().runs
-    for command in COMMANDS.values():  # warm the OS file cache once
-        elapsed(command)
-    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for _ in range(runs):
-        for name, command in COMMANDS.items():
-            times[name].append(elapsed(command))
-    floor = statistics.median(times["python -c pass"])
+    medians = alternated_medians(COMMANDS, runs, elapsed)
+    floor = medians["python -c pass"]
     print(f"CLI start-up, process start -> exit, median of {runs} alternated runs")
-    for name, samples in times.items():
-        median = statistics.median(samples)
+    for name, median in medians.items():
         print(
             f"  {name:<36} {median * 1000:7.1f} ms   +{(median - floor) * 1000:6.1f} ms"
             f" over bare Python   ratio {median / floor:5.2f}x"

@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,20 +62,28 @@ def time_to_tools_list(command: list[str]) -> float:
     return elapsed
 
 
+def alternated_medians(
+    commands: dict[str, list[str]], runs: int, measure: Callable[[list[str]], float]
+) -> dict[str, float]:
+    """Median seconds per command over `runs` rounds, each round running every command once in
+    turn, so machine noise hits them alike; one warm-up run each fills the OS file cache first."""
+    for command in commands.values():
+        measure(command)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            times[name].append(measure(command))
+    return {name: statistics.median(samples) for name, samples in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
-    for command in SERVERS.values():  # warm the OS file cache once
-        time_to_tools_list(command)
-    times: dict[str, list[float]] = {name: [] for name in SERVERS}
-    for _ in range(runs):
-        for name, command in SERVERS.items():
-            times[name].append(time_to_tools_list(command))
-    baseline = statistics.median(times[next(iter(SERVERS))])
+    medians = alternated_medians(SERVERS, runs, time_to_tools_list)
+    baseline = medians[next(iter(SERVERS))]
     print(f"cold start, process start -> tools/list answered, median of {runs} alternated runs")
-    for name, samples in times.items():
-        median = statistics.median(samples)
+    for name, median in medians.items():
         print(f"  {name:<42} {median * 1000:7.1f} ms   ratio {median / baseline:4.2f}x")
 
 
