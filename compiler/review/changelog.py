@@ -185,7 +185,10 @@ def render_markdown(changelog: Changelog, heading: str = "#") -> str:
             lines.append(f"{heading}## `{tool}`\n")
             for finding in findings:
                 change = finding.change
-                lines.append(f"- {change.op} `{change.path_text}` — {finding.level} `{finding.rule_id}`")
+                hint = f" (hint: {finding.hint})" if finding.hint else ""
+                lines.append(
+                    f"- {change.op} `{change.path_text}` — {finding.level} `{finding.rule_id}`{hint}"
+                )
                 lines.extend(markdown_values(change))
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

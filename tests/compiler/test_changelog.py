@@ -141,3 +141,21 @@ def test_major_bump_rule(old: str, new: str, major: bool) -> None:
 def test_semver_order() -> None:
     versions = ["1.0.0", "0.10.0", "0.9.1", "1.0.0-rc.1", "0.9.10"]
     assert sorted(versions, key=semver_key) == ["0.9.1", "0.9.10", "0.10.0", "1.0.0-rc.1", "1.0.0"]
+
+
+def test_the_changelog_shows_a_rename_hint(project: Path) -> None:
+    """A probable rename reads as one breaking removal with its hint, as `lynxc diff` shows it."""
+    renamed = N_PARAM.replace("      n:", "      count:")
+    write(
+        project,
+        "0.2.0",
+        params=renamed,
+        extra="  acknowledge:\n    - {version: 0.2.0, rule: PARAM_REMOVED, reason: renamed}\n",
+    )
+    done = lynxc(project, "build")
+    assert done.returncode == 0, done.stderr
+    changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
+    assert (
+        "- removed `Input schema / properties / n` — breaking `PARAM_REMOVED` "
+        "(hint: probably renamed to 'count'" in changelog
+    )
