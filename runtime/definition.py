@@ -35,6 +35,10 @@ class ServerDefinition:
     # sha256 of every file of the build that server.py belongs to, by path relative to `folder`:
     # a file that differs (edited by hand, or from another build) is refused, never served.
     files_sha256: Mapping[str, str] = field(default_factory=dict)
+    # The checked bytes of those files, kept from start-up: a tool's models load on its first
+    # call, and by then a rebuild may have swapped the folder; the server keeps serving its own
+    # build instead of reading the new one (and nothing can change between check and import).
+    _checked: dict[str, bytes] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def tools_payload(self) -> dict[str, Any]:
         """The exact `tools/list` answer the compiler wrote beside this module (its do-not-edit
@@ -45,23 +49,29 @@ class ServerDefinition:
 
     def load_models(self, binding: ToolBinding) -> ModuleType:
         relative = f"models/{binding.models_module}.py"
-        self.read_checked(relative)
-        return load_module_from_path(
-            f"lynxc_generated.{_ident(self.name)}.models.{binding.models_module}", self.folder / relative
-        )
+        name = f"lynxc_generated.{_ident(self.name)}.models.{binding.models_module}"
+        if name in sys.modules:
+            return sys.modules[name]
+        return load_module_from_source(name, self.folder / relative, self.read_checked(relative))
 
     def read_checked(self, relative: str) -> str:
-        """A generated file's text, after checking it is the one this server.py was built with."""
-        try:
-            data = (self.folder / relative).read_bytes()
-        except OSError as err:
-            raise DefinitionError(f"{self.folder / relative}: {err.strerror} (run `lynxc build`)") from None
-        expected = self.files_sha256.get(relative)
-        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
-            raise DefinitionError(
-                f"{self.folder / relative} does not belong to the build of {self.folder / 'server.py'} "
-                "(edited by hand, or left by another build): run `lynxc build`"
-            )
+        """A generated file's text, checked to be the one this server.py was built with; read
+        once, then served from memory."""
+        data = self._checked.get(relative)
+        if data is None:
+            try:
+                data = (self.folder / relative).read_bytes()
+            except OSError as err:
+                raise DefinitionError(
+                    f"{self.folder / relative}: {err.strerror} (run `lynxc build`)"
+                ) from None
+            expected = self.files_sha256.get(relative)
+            if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+                raise DefinitionError(
+                    f"{self.folder / relative} does not belong to the build of {self.folder / 'server.py'} "
+                    "(edited by hand, or left by another build): run `lynxc build`"
+                )
+            self._checked[relative] = data
         return data.decode("utf-8")
 
     def check_files(self) -> None:
@@ -99,6 +109,21 @@ def load_module_from_path(name: str, path: Path) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def load_module_from_source(name: str, path: Path, source: str) -> ModuleType:
+    """A module from text already read (and checked), registered under `name`."""
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # before executing: pydantic resolves annotations through it
+    try:
+        exec(compile(source, str(path), "exec"), module.__dict__)
     except BaseException:
         del sys.modules[name]
         raise

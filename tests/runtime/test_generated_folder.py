@@ -55,6 +55,27 @@ def test_python_server_py_serves_from_any_working_directory(project: Path, tmp_p
     assert result.structured_content == {"words": 2, "lines": 1, "characters": 7}
 
 
+def test_a_running_server_keeps_its_build_across_a_rebuild(project: Path, tmp_path: Path) -> None:
+    """Models load on a tool's first call; a rebuild that swapped the folder in the meantime must
+    not break the running server, which goes on serving the build it started with."""
+    copy = tmp_path / "p"
+    shutil.copytree(project, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = copy / "specs/word-tools.yaml"
+
+    async def call() -> object:
+        params = StdioServerParameters(command=LYNXC, args=["--project", str(copy), "serve", "word-tools"])
+        async with Client(params) as client:
+            await client.list_tools()
+            spec.write_text(spec.read_text().replace("The text to measure,", "The text to count,"))
+            rebuilt = lynxc(copy, "build")  # swaps generated/word-tools under the server
+            assert rebuilt.returncode == 0 and "0 file(s) written" not in rebuilt.stdout
+            return await client.call_tool("count_words", {"text": "one two"})
+
+    result = anyio.run(call)
+    assert not result.is_error, result.content
+    assert result.structured_content == {"words": 2, "lines": 1, "characters": 7}
+
+
 @pytest.mark.parametrize("entry", ["lynxc serve", "python server.py"])
 @pytest.mark.parametrize("damage", ["edited tools.json", "models from another build"])
 def test_a_folder_whose_files_disagree_is_refused(
