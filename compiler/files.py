@@ -25,6 +25,9 @@ def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes the file private (0600), and the rename would keep that: give it the
+        # mode the target has, or a new file's usual mode.
+        os.fchmod(fd, path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -34,6 +37,13 @@ def write_text_atomic(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _new_file_mode() -> int:
+    """0666 less the process's umask, as open() would give a new file."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def replace_tree(target: Path, files: Mapping[str, str]) -> None:
