@@ -46,6 +46,7 @@ class _Where:
 
 
 def _walk(node: Mapping[str, Any], value: Any, where: _Where) -> Any:
+    node = _branch_for(node, value)
     if isinstance(value, str):
         fmt = _path_format(node)
         return _check(value, fmt, where) if fmt else value
@@ -60,6 +61,14 @@ def _walk(node: Mapping[str, Any], value: Any, where: _Where) -> Any:
             for key, item in value.items()
         }
     return value
+
+
+def _branch_for(node: Mapping[str, Any], value: Any) -> Mapping[str, Any]:
+    """A nullable array or object (`anyOf: [node, {type: null}]`) describes a list or dict value
+    in its branch of that type."""
+    kind = "array" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+    branches = [b for b in node.get("anyOf") or () if isinstance(b, Mapping) and b.get("type") == kind]
+    return branches[0] if kind and branches else node
 
 
 def _path_format(node: Mapping[str, Any]) -> str | None:

@@ -49,6 +49,8 @@ def placeholder(node: Mapping[str, Any]) -> str:
 
 
 def _kind(node: Mapping[str, Any]) -> str:
+    branches = [b for b in node.get("anyOf") or () if isinstance(b, Mapping) and b.get("type") != "null"]
+    node = branches[0] if branches else node  # a nullable setting is described by its other branch
     kind = node.get("type", "")
     inner = {"array": node.get("items"), "object": node.get("additionalProperties")}.get(kind)
     if isinstance(inner, Mapping) and inner.get("format") in _PATH_KINDS:

@@ -212,6 +212,18 @@ def test_missing_folders_and_files_instead_of_folders_are_reported(tmp_path: Pat
     ]
 
 
+def test_nullable_path_settings_are_resolved_and_checked(tmp_path: Path) -> None:
+    """`nullable: true` wraps a setting in `anyOf: [node, {type: null}]`; its paths still count."""
+    folders = {"type": "array", "items": {"type": "string", "format": "directory-path"}}
+    schema = {"roots": {"anyOf": [folders, {"type": "null"}]}}
+    (tmp_path / "docs").mkdir()
+    values, problems = resolve_paths(schema, {"roots": ["docs", "gone"]}, str(tmp_path))
+    assert values == {"roots": [f"{tmp_path}/docs", f"{tmp_path}/gone"]}
+    assert len(problems) == 1 and "roots[1] = 'gone'" in problems[0] and "does not exist" in problems[0]
+    assert resolve_paths(schema, {"roots": None}, str(tmp_path)) == ({"roots": None}, [])
+    assert placeholder(schema["roots"]) == "<required: JSON array of absolute folder paths>"
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
 def test_an_unreadable_folder_is_reported(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
