@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .diff import Change, diff_schemas
 from .judge_context import LEVELS, Direction, Finding, SchemaContext, owner
 from .schema_alternatives import (
+    MAX_REQUIRED_MEMBERS,
     RequiredNeeds,
     admitted_types,
     alternatives,
@@ -285,6 +286,13 @@ def _summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
 def _required_group(c: SchemaContext, old: RequiredNeeds, new: RequiredNeeds) -> Finding:
     """`anyOf: [{required: [a]}, {required: [b]}]` beside the properties: send a or b. Judged by
     a witness, a set of keys one version accepts and the other rejects."""
+    if len(old.group) + len(new.group) > MAX_REQUIRED_MEMBERS:
+        return Finding(
+            c.change,
+            "SCHEMA_CHANGED",
+            f"{owner(c)}: required alternatives of {len(old.group) + len(new.group)} members changed; "
+            f"too many to judge (more than {MAX_REQUIRED_MEMBERS}): review it",
+        )
     narrowed, widened = required_witnesses(old, new)
     listed = frozenset().union(old.base, new.base, *old.group, *new.group) - (old.base & new.base)
     who = owner(c)

@@ -306,6 +306,12 @@ def _base(node: Any) -> frozenset[str]:
     return frozenset(required) if isinstance(required, list) else frozenset()
 
 
+# Witnesses are searched among pairs of members, each checked against every member: cubic in
+# the members. Real groups hold a handful ("send body or reaction"); a hostile tools/list with
+# hundreds would take minutes, so larger groups are left to a reviewer.
+MAX_REQUIRED_MEMBERS = 32
+
+
 def required_witnesses(
     old: RequiredNeeds, new: RequiredNeeds
 ) -> tuple[frozenset[str] | None, frozenset[str] | None]:

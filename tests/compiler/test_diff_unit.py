@@ -306,3 +306,15 @@ def test_a_boolean_member_is_a_schema_too() -> None:
         "SCHEMA_RESTRUCTURED",
         "parameter 'x': the former anyOf[1] dropped; the new schema accepts all it did",
     )
+
+
+def test_a_huge_group_of_required_alternatives_is_left_to_review() -> None:
+    """Judging required groups is cubic in their members: beyond a bound the judge says so at
+    once instead of running for minutes on a hostile tools/list."""
+    members = [{"required": [f"p{i}"]} for i in range(400)]
+    props = {f"p{i}": {"type": "string"} for i in range(400)}
+    old = {"name": "t", "inputSchema": {"type": "object", "properties": props, "anyOf": members}}
+    new = {"name": "t", "inputSchema": {"type": "object", "properties": props, "anyOf": members[1:]}}
+    (change,) = diff_tools([old], [new])
+    finding = judge(change, old, new)
+    assert finding.rule_id == "SCHEMA_CHANGED" and "too many to judge" in finding.message
