@@ -95,23 +95,23 @@ def _read_builtin(target: str) -> Declaration:
 def _read_in_child(targets: list[str], timeout: float) -> dict[str, Declaration]:
     request = json.dumps({"sys_path": sys.path, "targets": targets}).encode() + b"\n"
     posix = os.name == "posix"
-    child = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", _CHILD],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=posix,  # its own process group: a timeout ends whatever it started
-    )
-    timed_out = False
-    try:
-        out, err = child.communicate(request, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill(child, posix)
+    ) as child:  # leaving the block closes the pipes and reaps the child, whatever happened
+        timed_out = False
         try:
-            out, err = child.communicate(timeout=5)
-        except subprocess.TimeoutExpired as late:  # something escaped the group and holds the pipe
-            out, err = late.stdout or b"", b""
+            out, err = child.communicate(request, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill(child, posix)
+            try:
+                out, err = child.communicate(timeout=5)
+            except subprocess.TimeoutExpired as late:  # something escaped the group and holds the pipe
+                out, err = late.stdout or b"", b""
     answers, started = _parse(out)
     found = {target: _declaration(target, answers[target]) for target in targets if target in answers}
     unread = [target for target in targets if target not in answers]
