@@ -35,17 +35,23 @@ REQUEST_TIMEOUT_RESPONSE = (
 )
 
 
+LINGER_SECONDS = 2.0
+
+
 class DeadlineH11Protocol(H11Protocol):
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     _phase: str | None = None  # "head" or "body" while that part of a request is awaited
     _deadline: asyncio.TimerHandle | None = None
+    _lingering = False  # the 408 is sent; what the client still sends is read and dropped
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._follow_state()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return
         super().data_received(data)
         self._follow_state()
 
@@ -81,8 +87,15 @@ class DeadlineH11Protocol(H11Protocol):
             return
         logger.info("closing a connection from %s: request %s took over %s s", self.client, phase, timeout)
         started = bool(self.conn.trailing_data[0])
-        if phase == "head" and started:
+        if phase == "head" and started and self.transport.can_write_eof():
+            # A lingering close: send the 408 and our FIN, keep reading (and dropping) what the
+            # client still drips for a moment, then close. Closing at once with its bytes
+            # unread would make the kernel answer with a reset, which can discard the 408.
             self.transport.write(REQUEST_TIMEOUT_RESPONSE)
+            self.transport.write_eof()
+            self._lingering = True
+            self.loop.call_later(LINGER_SECONDS, self.transport.close)
+            return
         self.transport.close()
 
 
