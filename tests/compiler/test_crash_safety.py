@@ -2,12 +2,12 @@
 old build or the new one, never a mix; released baselines stay readable; and the next run
 repairs whatever a kill interrupted.
 
-Writing takes milliseconds of a build that takes a second, so random kills would rarely land in
-it. The commands therefore run on a simulated slow disk (`SLOW_DISK`: every open-for-writing,
-fsync and rename takes 15 ms longer), which stretches the write phase of any implementation
-without changing what it does; kills then land at random moments and the invariant is checked
-after each one. With the old file-by-file writes these tests fail (mixed trees, empty
-releases.json)."""
+Writing takes milliseconds of a build that takes a second, so kills at random moments would
+rarely land in it. Instead each command runs with `CRASH_AT`, which counts the operations that
+put data on disk (every open for writing, fsync, rename and replace) and SIGKILLs the process
+right after the Nth: the kill lands exactly inside the write phase, at points spread over all of
+it, whatever the machine's speed. With the old file-by-file writes these tests fail (mixed
+trees, an empty releases.json)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ import random
 import signal
 import subprocess
 import sys
-import textwrap
-import time
 from pathlib import Path
 
 from lynxc.compiler.files import replace_tree
@@ -60,131 +58,131 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     }
 
 
-SLOW_DISK = """
-import builtins, io, os, time
-def slow(fn, writes_only=False):
+# Run before the command: counts write operations, SIGKILLs itself after the Nth
+# (LYNXC_TEST_CRASH_AT=N), or with N=0 only reports the count on stderr at exit.
+CRASH_AT = """
+import atexit, builtins, io, os, signal, sys
+_crash_at, _done = int(os.environ["LYNXC_TEST_CRASH_AT"]), [0]
+def _counted(fn, writes_only=False):
     def wrapped(*args, **kwargs):
-        mode = args[1] if len(args) > 1 else kwargs.get("mode", "r")
         result = fn(*args, **kwargs)
+        mode = args[1] if len(args) > 1 else kwargs.get("mode", "r")
         if not writes_only or any(c in str(mode) for c in "wax+"):
-            time.sleep(0.015)
+            _done[0] += 1
+            if _done[0] == _crash_at:
+                os.kill(os.getpid(), signal.SIGKILL)
         return result
     return wrapped
-builtins.open = io.open = slow(io.open, writes_only=True)
-os.fsync, os.replace, os.rename = slow(os.fsync), slow(os.replace), slow(os.rename)
-from lynxc.compiler.cli import main
-main()
+builtins.open = io.open = _counted(io.open, writes_only=True)
+os.fsync, os.replace, os.rename = _counted(os.fsync), _counted(os.replace), _counted(os.rename)
+if _crash_at == 0:
+    atexit.register(lambda: sys.stderr.write(f"\\nwrite operations: {_done[0]}\\n"))
 """
 
 
-def slow_lynxc(project: Path, *args: str) -> list[str]:
-    return [sys.executable, "-c", SLOW_DISK, "--project", str(project), *args]
+def crash_command(code: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", CRASH_AT + code, *args]
 
 
-def run_and_kill(command: list[str], after: float) -> bool:
-    """Start `command`, SIGKILL it `after` seconds later; True when it was still running."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    time.sleep(after)
-    alive = process.poll() is None
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    return alive
+def lynxc_code() -> str:
+    return "from lynxc.compiler.cli import main\nmain()\n"
 
 
-def timed(command: list[str]) -> float:
-    start = time.monotonic()
-    done = subprocess.run(
-        command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
-    )
+def run_crashing(
+    command: list[str], crash_at: int, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_CRASH_AT": str(crash_at)}
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, timeout=300)
+
+
+def write_operations(command: list[str], stdin: str | None = None) -> int:
+    done = run_crashing(command, 0, stdin)
     assert done.returncode == 0, done.stderr
-    return time.monotonic() - start
+    return int(done.stderr.rsplit("write operations: ", 1)[1])
+
+
+def kill_points(total: int, count: int, seed: int) -> list[int]:
+    """`count` operation numbers spread over 1..total: the first, the last, and random ones."""
+    rng = random.Random(seed)
+    return sorted({1, total, *rng.sample(range(1, total + 1), min(count, total))})
 
 
 def test_killed_builds_leave_the_old_tree_or_the_new_one(tmp_path: Path) -> None:
     specs = tmp_path / "specs"
     specs.mkdir()
     trees = {}
-    durations = []
     for variant in ("a", "b"):
         (specs / "shop.yaml").write_text(spec(variant))
-        durations.append(timed(slow_lynxc(tmp_path, "build")))
+        assert lynxc(tmp_path, "build").returncode == 0
         trees[variant] = snapshot(tmp_path / "generated/shop")
     assert trees["a"].keys() == trees["b"].keys()
     assert all(trees["a"][name] != trees["b"][name] for name in trees["a"] if name != "models/__init__.py")
-    rng = random.Random(11)
-    killed_running = 0
-    for round_ in range(16):
-        (specs / "shop.yaml").write_text(spec("ab"[round_ % 2]))
-        after = max(durations) * rng.uniform(0.3, 1.05)
-        killed_running += run_and_kill(slow_lynxc(tmp_path, "build"), after)
+    build = crash_command(lynxc_code(), "--project", str(tmp_path), "build")
+    (specs / "shop.yaml").write_text(spec("a"))
+    total = write_operations(build)  # a whole build from tree b to tree a
+    assert total > 2 * len(trees["a"])  # each file opened and fsynced, and the swap
+    points = kill_points(total, 14, seed=11)
+    killed = 0
+    for point in points:
+        current = "a" if snapshot(tmp_path / "generated/shop") == trees["a"] else "b"
+        (specs / "shop.yaml").write_text(spec("b" if current == "a" else "a"))  # a real swap to do
+        done = run_crashing(build, point)
+        # A build after a kill may write a little less (a changelog already current), so the
+        # last points can fall past its end: those runs simply finish.
+        assert done.returncode in (0, -signal.SIGKILL), done.stderr
+        killed += done.returncode == -signal.SIGKILL
         tree = snapshot(tmp_path / "generated/shop")
-        assert tree in (trees["a"], trees["b"]), f"round {round_}: a mixed tree"
-    assert killed_running >= 4  # the kills really interrupted builds
+        assert tree in (trees["a"], trees["b"]), f"a mixed tree after a kill at write {point} of {total}"
+    assert killed >= len(points) - 3
     assert lynxc(tmp_path, "build").returncode == 0
     assert lynxc(tmp_path, "build", "--check").returncode == 0
     assert [p.name for p in (tmp_path / "generated").iterdir()] == ["shop"]  # no staging left over
 
 
 def test_a_tree_swap_killed_while_writing_is_all_or_nothing(tmp_path: Path) -> None:
-    """The write window itself, hit directly: a child swaps in a 2,000-file tree and is killed
-    at random moments while writing; the target is always one of the two complete trees."""
+    """The swap itself, killed after each kind of step: a 300-file tree replaces another; the
+    target is always one of the two complete trees, and the next swap clears what was left."""
     target = tmp_path / "out"
-    old = {f"m/{i}.py": f"old {i}\n" for i in range(2000)}
-    new = {f"m/{i}.py": f"new {i}\n" * 3 for i in range(2000)}
-    replace_tree(target, old)
-    script = textwrap.dedent(
-        f"""
-        import json, sys
-        from pathlib import Path
-        from lynxc.compiler.files import replace_tree
-        replace_tree(Path({str(target)!r}), json.loads(sys.stdin.read()))
-        """
+    old = {f"m/{i}.py": f"old {i}\n" for i in range(300)}
+    new = {f"m/{i}.py": f"new {i}\n" * 3 for i in range(300)}
+    code = (
+        "import json, sys\nfrom pathlib import Path\nfrom lynxc.compiler.files import replace_tree\n"
+        f"replace_tree(Path({str(target)!r}), json.loads(sys.stdin.read()))\n"
     )
-    start = time.monotonic()
-    subprocess.run([sys.executable, "-c", script], input=json.dumps(new), text=True, check=True)
-    duration = time.monotonic() - start
     replace_tree(target, old)
-    rng = random.Random(5)
+    total = write_operations(crash_command(code), stdin=json.dumps(new))
     outcomes = set()
-    for _ in range(12):
-        process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, text=True)
-        process.stdin.write(json.dumps(new))
-        process.stdin.close()
-        time.sleep(duration * rng.uniform(0.3, 1.0))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        tree = {p.relative_to(target).as_posix(): p.read_text() for p in target.rglob("*") if p.is_file()}
-        assert tree in (old, new)
-        outcomes.add("new" if tree == new else "old")
-        replace_tree(target, old)  # also clears what the kill left beside it
+    for point in kill_points(total, 12, seed=5):
+        replace_tree(target, old)  # also clears what the previous kill left beside it
         assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
-    assert "old" in outcomes  # some kills really landed before the swap
+        done = run_crashing(crash_command(code), point, stdin=json.dumps(new))
+        assert done.returncode == -signal.SIGKILL
+        tree = {p.relative_to(target).as_posix(): p.read_text() for p in target.rglob("*") if p.is_file()}
+        assert tree in (old, new), f"a mixed tree after a kill at write {point} of {total}"
+        outcomes.add("new" if tree == new else "old")
+    assert outcomes == {"old", "new"}  # kills before the swap and after it
 
 
-def test_a_file_write_killed_at_any_moment_leaves_old_or_new_text(tmp_path: Path) -> None:
+def test_a_file_write_killed_at_any_step_leaves_old_or_new_text(tmp_path: Path) -> None:
     """The single-file primitive every other write uses (releases.json, baselines, changelogs,
-    scaffolds), killed mid-write: the file holds the old text or the new, never a prefix."""
+    scaffolds), killed after each of its steps: the old text or the new, never a prefix."""
     target = tmp_path / "releases.json"
-    old, new = "o" * 8_000_000, "n" * 8_000_000
+    old, new = "o" * 100_000, "n" * 100_000
+    code = (
+        "from pathlib import Path\nfrom lynxc.compiler.files import write_text_atomic\n"
+        f"write_text_atomic(Path({str(target)!r}), 'n' * 100_000)\n"
+    )
     target.write_text(old)
-    script = f"""
-from pathlib import Path
-from lynxc.compiler.files import write_text_atomic
-write_text_atomic(Path({str(target)!r}), "n" * 8_000_000)
-"""
-    start = time.monotonic()
-    subprocess.run([sys.executable, "-c", script], check=True)
-    duration = time.monotonic() - start
-    rng = random.Random(7)
-    outcomes = set()
-    for _ in range(12):
+    total = write_operations(crash_command(code))
+    outcomes = []
+    for point in range(1, total + 1):
         target.write_text(old)
-        run_and_kill([sys.executable, "-c", script], duration * rng.uniform(0.5, 1.0))
+        done = run_crashing(crash_command(code), point)
+        assert done.returncode == -signal.SIGKILL
         text = target.read_text()
-        assert text in (old, new)
-        outcomes.add(text[0])
-    assert "o" in outcomes  # some kills really landed before the rename
+        assert text in (old, new), f"a partial file after a kill at step {point} of {total}"
+        outcomes.append(text[0])
+    assert outcomes[0] == "o" and outcomes[-1] == "n"
 
 
 def test_killed_releases_leave_readable_baselines(tmp_path: Path) -> None:
@@ -192,16 +190,25 @@ def test_killed_releases_leave_readable_baselines(tmp_path: Path) -> None:
     specs.mkdir()
     (specs / "shop.yaml").write_text(spec("a"))
     assert lynxc(tmp_path, "build").returncode == 0
-    duration = timed(slow_lynxc(tmp_path, "release", "shop", "--date", "2026-01-01"))
-    rng = random.Random(3)
-    for minor in range(1, 13):
+    assert lynxc(tmp_path, "release", "shop", "--date", "2026-01-01").returncode == 0
+    release = crash_command(
+        lynxc_code(), "--project", str(tmp_path), "release", "shop", "--date", "2026-01-02"
+    )
+    # One whole release counts its writes (and releases 1.0.0); then kills spread over them,
+    # each on a fresh version.
+    (specs / "shop.yaml").write_text(spec("b", version="1.0.0"))
+    total = write_operations(release)
+    points = kill_points(total, 12, seed=3)
+    killed = 0
+    for minor, point in enumerate(points, start=2):
         (specs / "shop.yaml").write_text(spec("ab"[minor % 2], version=f"{minor}.0.0"))
-        run_and_kill(
-            slow_lynxc(tmp_path, "release", "shop", "--date", "2026-01-02"), duration * rng.uniform(0.2, 1.1)
-        )
+        done = run_crashing(release, point)
+        assert done.returncode in (0, -signal.SIGKILL), done.stderr  # as for builds: see above
+        killed += done.returncode == -signal.SIGKILL
         releases, problems = load_releases(tmp_path, "shop")
         assert problems == [], problems
-        assert releases[0].version == "0.1.0"
+        assert [r.version for r in releases][:2] == ["0.1.0", "1.0.0"]
+    assert killed >= len(points) - 3
     done = lynxc(tmp_path, "build")
     assert done.returncode == 0, done.stderr
     assert "BASELINE_INVALID" not in done.stderr
