@@ -28,6 +28,8 @@ class DiffInputError(Exception):
 def load_side(arg: str, project: Path) -> Side:
     if arg.startswith(GIT_PREFIX):
         ref, _, inner = arg[len(GIT_PREFIX) :].partition(":")
+        if not ref or ref.startswith("-"):  # git would read `git:--output=x` as an option
+            raise DiffInputError(f"{arg}: expected git:REF[:PATH] with a branch, tag or commit as REF")
         with _checkout(project, ref, inner or "specs") as root:
             return _load_path(root / (inner or "specs"), f"{arg}")
     path = Path(arg)

@@ -130,3 +130,14 @@ def test_hostile_saved_tools_lists_end_in_one_clear_line(tmp_path: Path, verb: s
     done = subprocess.run([LYNXC, verb, *args], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_git_ref_cannot_smuggle_an_option(tmp_path: Path) -> None:
+    out = tmp_path / "written.tar"
+    done = subprocess.run(
+        [LYNXC, "--project", str(ROOT), "diff", f"git:--output={out}", "specs"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "expected git:REF[:PATH]" in done.stderr
+    assert not out.exists()
