@@ -59,7 +59,7 @@ def _kind(node: Mapping[str, Any]) -> str:
 
 
 def parse_assignments(assignments: list[str]) -> dict[str, str]:
-    """`--set NAME=VALUE` flags -> {NAME: VALUE} (raw text; typed in resolve_settings)."""
+    """`--set NAME=VALUE` flags -> {NAME: VALUE} (raw text; typed in collect_settings)."""
     out = {}
     for item in assignments:
         name, sep, value = item.partition("=")
@@ -67,19 +67,6 @@ def parse_assignments(assignments: list[str]) -> dict[str, str]:
             raise SettingsError([f"--set expects NAME=VALUE, got {item!r}"])
         out[name.strip()] = value
     return out
-
-
-def resolve_settings(
-    schema: Mapping[str, Mapping[str, Any]],
-    given: Mapping[str, str],
-    environ: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """Flags win over the environment, which wins over the spec's defaults. Raises
-    SettingsError naming every unknown, missing or invalid setting."""
-    values, problems = collect_settings(schema, given, environ)
-    if problems:
-        raise SettingsError(problems)
-    return values
 
 
 def collect_settings(
