@@ -7,7 +7,7 @@ properties below hand out fresh copies.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Span
@@ -88,6 +88,96 @@ class AcknowledgementIR:
 
 
 @dataclass(frozen=True)
+class RecordFieldIR:
+    """One declared field of a record, checked: `values` only for enum, `to` only for
+    reference (naming a declared resource), `items` only for array, `fields` only for object."""
+
+    name: str
+    type: str
+    required: bool = False
+    description: str | None = None
+    values: tuple[str, ...] | None = None
+    to: str | None = None
+    items: RecordFieldIR | None = None
+    fields: tuple[RecordFieldIR, ...] | None = None
+    span: Span = field(default=Span(""), compare=False)
+
+    def entry(self) -> dict[str, Any]:
+        """This field as resources.json holds it (runtime/backends/records/definitions.py)."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "required": self.required,
+            "description": self.description,
+            "values": list(self.values) if self.values is not None else None,
+            "to": self.to,
+            "items": self.items.entry() if self.items is not None else None,
+            "fields": [f.entry() for f in self.fields] if self.fields is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class ResourceParentIR:
+    """A placeholder of a nested resource id and the reference field that fills it."""
+
+    placeholder: str
+    field: str
+    resource: str
+
+
+@dataclass(frozen=True)
+class ResourceSortIR:
+    field: str  # a path: `created`, `capital.name`
+    descending: bool = False
+
+
+@dataclass(frozen=True)
+class ResourceIR:
+    """One declared resource, resolved: the id template, its parents, the record schema."""
+
+    name: str
+    id: str
+    title: str | None
+    description: str | None
+    key: str
+    parents: tuple[ResourceParentIR, ...]
+    fields: tuple[RecordFieldIR, ...]
+    keyword: tuple[str, ...]
+    meaning: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    sort: tuple[ResourceSortIR, ...]
+    max_text_chars: int | None
+    schema_json: str  # the JSON Schema of one record
+    model: str  # models/<model>.py, class `Record`
+    span: Span = field(default=Span(""), compare=False)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return json.loads(self.schema_json)
+
+    def entry(self) -> dict[str, Any]:
+        """This resource as resources.json holds it (runtime/backends/records/definitions.py)."""
+        return {
+            "name": self.name,
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "key": self.key,
+            "parents": [
+                {"placeholder": p.placeholder, "field": p.field, "resource": p.resource} for p in self.parents
+            ],
+            "fields": [f.entry() for f in self.fields],
+            "keyword": list(self.keyword),
+            "meaning": list(self.meaning),
+            "capabilities": list(self.capabilities),
+            "sort": [{"field": s.field, "descending": s.descending} for s in self.sort],
+            "max_text_chars": self.max_text_chars,
+            "schema": self.schema,
+            "model": self.model,
+        }
+
+
+@dataclass(frozen=True)
 class ServerIR:
     name: str
     version: str
@@ -98,6 +188,17 @@ class ServerIR:
     spec_files: tuple[SpecFileIR, ...]
     version_span: Span
     acknowledgements: tuple[AcknowledgementIR, ...] = ()
+    resources: tuple[ResourceIR, ...] = ()
+
+
+RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads
+
+
+def resources_document(server: ServerIR) -> dict[str, Any]:
+    """The content of generated/<server>/resources.json (without its `_generated` header):
+    every resource of the server in declaration order. Lives beside the IR because it is the
+    IR's own projection, read by emit (to write the file) and by review (to compare versions)."""
+    return {"format": RESOURCES_FORMAT, "resources": [resource.entry() for resource in server.resources]}
 
 
 def canonical_json(value: Any) -> str:

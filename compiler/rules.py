@@ -165,6 +165,123 @@ _RULES = (
     Rule(
         "BACKEND_SETTING_MISSING", "error", "backend", "Server settings the backend reads must be declared."
     ),
+    # resources: declared records (the `resources:` block and `resource:` files)
+    Rule(
+        "RESOURCE_NAME_INVALID",
+        "error",
+        "resource",
+        "A resource name is lower snake case: ^[a-z][a-z0-9_]*$.",
+    ),
+    Rule("RESOURCE_NAME_DUPLICATE", "error", "resource", "Resource names are unique within a server."),
+    Rule(
+        "RESOURCE_ID_INVALID",
+        "error",
+        "resource",
+        "A resource id is '/'-separated segments, each plain text or one {placeholder}, none repeated.",
+    ),
+    Rule("RESOURCE_ID_DUPLICATE", "error", "resource", "Two resources must not share a resource id."),
+    Rule(
+        "RESOURCE_FIELD_NAME_INVALID",
+        "error",
+        "resource",
+        "A field name is lower snake case without '__', so each path maps to one store column.",
+    ),
+    Rule("RESOURCE_FIELD_TYPE_UNKNOWN", "error", "resource", "A field's type is one of the record types."),
+    Rule(
+        "RESOURCE_FIELD_KEY_MISPLACED",
+        "error",
+        "resource",
+        "values, to, items and fields apply only to enum, reference, array and object fields.",
+    ),
+    Rule(
+        "RESOURCE_FIELD_KEY_MISSING",
+        "error",
+        "resource",
+        "A reference names its resource (to:), an array its items, an object at least one field.",
+    ),
+    Rule("RESOURCE_ENUM_EMPTY", "error", "resource", "An enum field lists at least one value."),
+    Rule("RESOURCE_ENUM_VALUE_DUPLICATE", "error", "resource", "An enum field lists each value once."),
+    Rule(
+        "RESOURCE_REFERENCE_UNKNOWN",
+        "error",
+        "resource",
+        "A reference's `to:` names a resource of the server.",
+    ),
+    Rule(
+        "RESOURCE_FIELD_UNKNOWN",
+        "error",
+        "resource",
+        "key, keyword, meaning, sort and id placeholders name fields the resource declares.",
+    ),
+    Rule(
+        "RESOURCE_KEY_INVALID",
+        "error",
+        "resource",
+        "The key is a required top-level field of type string or integer.",
+    ),
+    Rule(
+        "RESOURCE_PLACEHOLDER_NO_PARENT",
+        "error",
+        "resource",
+        "An id placeholder names a required reference field: the parent each record belongs to.",
+    ),
+    Rule(
+        "RESOURCE_PARENT_CYCLE",
+        "error",
+        "resource",
+        "Resources nest under parents that do not nest, directly or not, under them.",
+    ),
+    Rule(
+        "RESOURCE_SEARCH_FIELD_NOT_TEXT",
+        "error",
+        "resource",
+        "keyword and meaning fields are string, text, localized, or arrays of string or text.",
+    ),
+    Rule(
+        "RESOURCE_SEARCH_FIELDS_MISSING",
+        "error",
+        "resource",
+        "A resource with the search capability declares keyword or meaning fields to match.",
+    ),
+    Rule(
+        "RESOURCE_SEARCH_FIELDS_UNUSED",
+        "warning",
+        "resource",
+        "keyword and meaning fields serve only search: without it they cost load time for nothing.",
+    ),
+    Rule(
+        "RESOURCE_SORT_NOT_SORTABLE",
+        "error",
+        "resource",
+        "Sort fields are scalars (not text, localized, array or object) outside arrays.",
+    ),
+    Rule(
+        "RESOURCE_CAPABILITY_UNKNOWN", "error", "resource", "A capability is one of search, query, get_one."
+    ),
+    Rule(
+        "RESOURCE_CAPABILITIES_EMPTY",
+        "error",
+        "resource",
+        "A resource allows at least one capability; omit the key for all three.",
+    ),
+    Rule(
+        "RESOURCE_ENTRY_DUPLICATE",
+        "error",
+        "resource",
+        "capabilities, keyword, meaning and sort name each entry once.",
+    ),
+    Rule(
+        "RESOURCE_TOOL_NAME_TAKEN",
+        "error",
+        "resource",
+        "A server with resources leaves the records tools' names (and models files) to them.",
+    ),
+    Rule(
+        "RESOURCE_SETTING_INVALID",
+        "error",
+        "resource",
+        "A declared data_dir or embedder setting has the type the records tools read.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."
@@ -427,11 +544,135 @@ _DIFF_RULES = (
     ("SCHEMA_CHANGED", "warning", "A schema keyword changed in a way lynxc cannot classify; review it."),
 )
 
+# Diff rules of declared records (resources.json): what a change does to the clients of the five
+# record tools and to the records a loader holds. Each purpose says why its level is what it is.
+_RESOURCE_DIFF_RULES = (
+    (
+        "RESOURCE_REMOVED",
+        "breaking",
+        "A resource was removed: calls naming its resource_id fail and its records are no longer served.",
+    ),
+    ("RESOURCE_ADDED", "info", "A resource was added: clients find it with discover_resources."),
+    (
+        "RESOURCE_ID_CHANGED",
+        "breaking",
+        "A resource's id changed: clients pass the id to every record tool, so the old one fails.",
+    ),
+    (
+        "RESOURCE_KEY_CHANGED",
+        "breaking",
+        "A resource's key changed: record ids, get_record arguments and references to the records "
+        "change meaning, and the store must be reloaded.",
+    ),
+    (
+        "RESOURCE_FIELD_REMOVED",
+        "breaking",
+        "A field was removed: filters, sorts and populate naming it fail, consumers reading it miss "
+        "it, and records that still carry it are rejected (records forbid unknown fields).",
+    ),
+    (
+        "RESOURCE_FIELD_ADDED_REQUIRED",
+        "breaking",
+        "A field was added as required: loading records written before it fails.",
+    ),
+    (
+        "RESOURCE_FIELD_ADDED_OPTIONAL",
+        "info",
+        "A field was added as optional: existing records still load; clients may now filter on it.",
+    ),
+    (
+        "RESOURCE_FIELD_BECAME_REQUIRED",
+        "breaking",
+        "A field became required: loading records without it fails.",
+    ),
+    (
+        "RESOURCE_FIELD_BECAME_OPTIONAL",
+        "warning",
+        "A field became optional: every record still loads and no call fails, but consumers that "
+        "assumed it may now find records without it.",
+    ),
+    (
+        "RESOURCE_FIELD_TYPE_CHANGED",
+        "breaking",
+        "A field's type changed: stored records no longer validate, and the filter operators and "
+        "values clients send for it change.",
+    ),
+    (
+        "RESOURCE_ENUM_VALUE_REMOVED",
+        "breaking",
+        "An enum field no longer allows a value: records holding it fail to load and filters on it "
+        "match nothing.",
+    ),
+    (
+        "RESOURCE_ENUM_VALUE_ADDED",
+        "warning",
+        "An enum field allows a new value: nothing fails, but consumers may receive a value they have "
+        "not seen (as OUTPUT_ENUM_VALUE_ADDED for tool outputs).",
+    ),
+    (
+        "RESOURCE_REFERENCE_CHANGED",
+        "breaking",
+        "A reference field points at another resource: stored keys name other records and populate "
+        "returns records of another shape.",
+    ),
+    (
+        "RESOURCE_CAPABILITY_REMOVED",
+        "breaking",
+        "A capability (search, query, get_one) was removed: calls of that tool on the resource fail.",
+    ),
+    ("RESOURCE_CAPABILITY_ADDED", "info", "A capability was added: one more tool serves the resource."),
+    (
+        "RESOURCE_SEARCH_FIELD_REMOVED",
+        "breaking",
+        "A keyword or meaning field was removed: searches that matched text there no longer find "
+        "those records, a change of results no error reveals.",
+    ),
+    (
+        "RESOURCE_SEARCH_FIELD_ADDED",
+        "info",
+        "A keyword or meaning field was added: searches match more text (after the next load).",
+    ),
+    (
+        "RESOURCE_SORT_CHANGED",
+        "warning",
+        "The default order changed: the same records come back, but calls without a sort page "
+        "through them in another order (as DEFAULT_CHANGED for tool inputs).",
+    ),
+    (
+        "RESOURCE_TEXT_LIMIT_LOWERED",
+        "warning",
+        "max_text_chars was lowered or set: lists cut text fields shorter (marked in _sys.truncated; "
+        "get_record still returns the whole text), so nothing fails.",
+    ),
+    (
+        "RESOURCE_TEXT_LIMIT_RAISED",
+        "info",
+        "max_text_chars was raised or removed: lists carry more text, and answers grow.",
+    ),
+    ("RESOURCE_TITLE_CHANGED", "info", "A resource's title changed."),
+    (
+        "RESOURCE_DESCRIPTION_CHANGED",
+        "info",
+        "A resource's or a field's description changed; read it for changed meaning.",
+    ),
+    (
+        "RESOURCE_REORDERED",
+        "info",
+        "Enum values, capabilities or search fields were reordered; nothing was added or removed.",
+    ),
+    (
+        "RESOURCE_CHANGED",
+        "warning",
+        "A part of a resource changed in a way lynxc cannot classify; review it.",
+    ),
+)
+
 RULES: dict[str, Rule] = (
     {rule.id: rule for rule in _RULES}
     | {rule_id: Rule(rule_id, "error", "changelog", purpose) for rule_id, purpose in _CHANGELOG_RULES}
     | {rule_id: Rule(rule_id, level, category, purpose) for rule_id, level, category, purpose in _LINT_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES}
+    | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _RESOURCE_DIFF_RULES}
 )
 
 

@@ -31,6 +31,11 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "lynx.list_sources": "lynxc.runtime.backends.lynx.tools:list_sources",
     "lynx.search": "lynxc.runtime.backends.lynx.tools:search_tool",
     "lynx.deep_search": "lynxc.runtime.backends.lynx.tools:deep_search",
+    "records.discover_resources": "lynxc.runtime.backends.records.tools:discover_resources",
+    "records.describe_resource": "lynxc.runtime.backends.records.tools:describe_resource",
+    "records.search_records": "lynxc.runtime.backends.records.tools:search_records",
+    "records.query_records": "lynxc.runtime.backends.records.tools:query_records",
+    "records.get_record": "lynxc.runtime.backends.records.tools:get_record",
 }
 
 

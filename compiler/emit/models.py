@@ -1,11 +1,14 @@
-"""Pydantic v2 models for each tool's input and output, by datamodel-code-generator."""
+"""Pydantic v2 models for each tool's input and output, and for one record of each declared
+resource, by datamodel-code-generator."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..ir import ToolIR
+from ..ir import ResourceIR, ToolIR
+
+RECORD_CLASS = "Record"  # the class of a record model (runtime: ServerDefinition.load_record_model)
 
 
 def python_name(tool_name: str) -> str:
@@ -50,6 +53,9 @@ def _type_list_nullables(schema: Any) -> Any:
         and len(members) == 2
         and members[1] == {"type": "null"}
         and isinstance(members[0].get("type"), str)
+        # A map (object of typed values) keeps anyOf: the generator reads a type list's
+        # additionalProperties as Any, and anyOf gives `dict[str, T] | None` already.
+        and not (members[0]["type"] == "object" and isinstance(members[0].get("additionalProperties"), dict))
     ):
         core = members[0]
         del out["anyOf"]
@@ -57,12 +63,26 @@ def _type_list_nullables(schema: Any) -> Any:
     return out
 
 
+def record_document(resource: ResourceIR) -> dict[str, Any]:
+    """The schema document of a resource's record model: one class, `Record` (nested objects get
+    classes named after their fields; the generator renames one that would clash with it)."""
+    return {"$defs": _type_list_nullables({RECORD_CLASS: resource.schema})}
+
+
 def generate_models(tool: ToolIR, header: str) -> str:
+    return _generate(models_document(tool), header)
+
+
+def generate_record_model(resource: ResourceIR, header: str) -> str:
+    return _generate(record_document(resource), header)
+
+
+def _generate(document: dict[str, Any], header: str) -> str:
     # Imported here: datamodel-code-generator is slow to import and only `build` needs it.
     from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 
     code = generate(
-        models_document(tool),
+        document,
         input_file_type=InputFileType.JsonSchema,
         output_model_type=DataModelType.PydanticV2BaseModel,
         target_python_version=PythonVersion.PY_311,

@@ -1,10 +1,10 @@
 """Emit: a pure function from the IR to `{relative path: text}` under `generated/<server>/`.
 
 Every file carries a header saying not to edit it and naming what it was generated from with
-its sha256: a tool's model file names that tool's schemas, so editing one tool of a spec
-rewrites only that tool's models; the files that gather the whole server (tools.json, server.py,
-README.md) name every spec file. Nothing depends on time or machine, so a rebuild is
-byte-identical.
+its sha256: a tool's model file names that tool's schemas (a record model its resource's record
+schema), so editing one tool of a spec rewrites only that tool's models; the files that gather
+the whole server (tools.json, resources.json, server.py, README.md) name every spec file.
+Nothing depends on time or machine, so a rebuild is byte-identical.
 """
 
 from __future__ import annotations
@@ -16,14 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from ..ir import ServerIR, ToolIR, canonical_json
+from ..ir import ResourceIR, ServerIR, ToolIR, canonical_json, resources_document
 from ..wire import GENERATED_KEY, tools_list, wire_tool
-from .models import generate_models, model_names, models_document, python_name
+from .models import (
+    generate_models,
+    generate_record_model,
+    model_names,
+    models_document,
+    python_name,
+    record_document,
+)
+from .resources_doc import resource_docs
 
 if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders them
     from ..lint.score import ServerScore, ToolScore
 
 GENERATED_DIR = "generated"
+RESOURCES_FILE = "resources.json"
 
 
 def header_lines(server: ServerIR) -> list[str]:
@@ -35,6 +44,14 @@ def _tool_header(tool: ToolIR) -> list[str]:
     """The header of a tool's model file: generated from that tool's schemas alone."""
     digest = hashlib.sha256(canonical_json(models_document(tool)).encode()).hexdigest()
     return _header(f"the schemas of tool `{tool.name}` in {tool.span.file} (sha256 {digest})")
+
+
+def _record_header(resource: ResourceIR) -> list[str]:
+    """The header of a record model file: generated from that resource's record schema alone."""
+    digest = hashlib.sha256(canonical_json(record_document(resource)).encode()).hexdigest()
+    return _header(
+        f"the record schema of resource `{resource.name}` in {resource.span.file} (sha256 {digest})"
+    )
 
 
 def _header(sources: str) -> list[str]:
@@ -53,18 +70,20 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
     lines = header_lines(server)
     scores = {tool_score.tool: tool_score for tool_score in score.tools}
     read_at_runtime: dict[str, str] = {
-        "tools.json": json.dumps(
-            {GENERATED_KEY: " ".join(lines), **tools_list(server)},
-            indent=2,
-            ensure_ascii=False,
-            allow_nan=False,
-        )
-        + "\n",
+        "tools.json": _json_file({GENERATED_KEY: " ".join(lines), **tools_list(server)}),
     }
     for tool in server.tools:
         read_at_runtime[f"models/{python_name(tool.name)}.py"] = generate_models(
             tool, _python_header(_tool_header(tool))
         )
+    if server.resources:
+        read_at_runtime[RESOURCES_FILE] = _json_file(
+            {GENERATED_KEY: " ".join(lines), **resources_document(server)}
+        )
+        for resource in server.resources:
+            read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
+                resource, _python_header(_record_header(resource))
+            )
     files = {
         **read_at_runtime,
         "models/__init__.py": _python_header(_header(f"server `{server.name}`")) + "\n",
@@ -73,6 +92,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
             tools=[_tool_doc(tool, scores[tool.name]) for tool in server.tools],
+            resources=resource_docs(server),
             server_score=score,
             changelog=changelog_markdown,
         ),
@@ -81,6 +101,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             server=server,
             header=_python_header(lines),
             bindings=_bindings(server),
+            resources_file=RESOURCES_FILE if server.resources else None,
             files_sha256={
                 name: hashlib.sha256(text.encode()).hexdigest()
                 for name, text in sorted(read_at_runtime.items())
@@ -88,6 +109,10 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
         ),
     }
     return {f"{GENERATED_DIR}/{server.name}/{name}": text for name, text in files.items()}
+
+
+def _json_file(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 @cache

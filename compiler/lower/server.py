@@ -1,5 +1,6 @@
 """Lower a parsed spec into the IR, with the semantic checks that need the whole server:
-names, caps, description templates, tool references and backend bindings."""
+names, caps, description templates, tool references and backend bindings; declared resources
+(and the records tools they bring) are lowered by `resources` and `records_tools`."""
 
 from __future__ import annotations
 
@@ -12,13 +13,32 @@ from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, resolve_target
 
 from ..backticks import code_spans
 from ..diagnostics import Diagnostic, Result, Span, has_errors
-from ..ir import AcknowledgementIR, CapIR, ParamIR, ServerIR, SettingIR, SpecFileIR, ToolIR, canonical_json
+from ..ir import (
+    AcknowledgementIR,
+    CapIR,
+    ParamIR,
+    ResourceIR,
+    ServerIR,
+    SettingIR,
+    SpecFileIR,
+    ToolIR,
+    canonical_json,
+)
+from ..limits import MAX_TOOLS
 from ..rules import LINT_CATEGORIES, RULES, diagnostic
 from ..spec.load import SpecSource, ToolSource, load_spec
-from ..spec.models import Cap, Suppression
+from ..spec.models import Cap, SchemaNode, Suppression
 from ..suggest import did_you_mean
 from ..wire import TOOL_NAME
 from .backend_probe import Declaration, read_declarations, refused_target
+from .records_tools import (
+    DATA_DIR_SETTING,
+    EMBEDDER_SETTING,
+    EMBEDDERS,
+    SYNTHESIZED_TOOLS,
+    records_tools,
+)
+from .resources import lower_resources
 from .schema import SchemaLowering
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
@@ -32,11 +52,21 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
     """`check_backends=False` skips importing backends: `lynxc diff` reads old specs whose
     backends may no longer exist, and needs only their wire form."""
     diagnostics: list[Diagnostic] = []
-    # Every backend of the server is read at once: one child process for all user backends.
-    targets = [target for t in source.tools if (target := resolve_target(t.tool.backend)) is not None]
-    declarations = read_declarations(targets) if check_backends else {}
     server = source.server.server
     doc = source.server_doc
+    resources, resource_diagnostics = lower_resources(source.resources)
+    diagnostics.extend(resource_diagnostics)
+    records = (
+        records_tools({c for r in resources for c in r.capabilities}, server.name) if resources else None
+    )
+    synthesized = records.tools if records else ()
+    # Every backend of the server is read at once: one child process for all user backends.
+    targets = [
+        target
+        for t in (*source.tools, *synthesized)
+        if (target := resolve_target(t.tool.backend)) is not None
+    ]
+    declarations = read_declarations(targets) if check_backends else {}
     if not SERVER_NAME.match(server.name):
         diagnostics.append(
             diagnostic(
@@ -60,6 +90,14 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         schema = settings_lowering.node(node, path)
         settings_lowering.check_default(node, schema, path)
         settings.append(SettingIR(name, canonical_json(schema), node.description))
+    if records is not None:
+        diagnostics.extend(_check_records_settings(source))
+        for name, node in records.settings.items():
+            if name not in server.settings:  # implied: declared by the records tools' own file
+                implied = SchemaLowering(records.tools[0].doc, caps={}).node(
+                    node, ("server", "settings", name)
+                )
+                settings.append(SettingIR(name, canonical_json(implied), node.description))
     diagnostics.extend(
         d
         if d.rule_id != "PARAM_DEFAULT_INVALID"
@@ -81,17 +119,30 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         diagnostics.extend(
             _check_suppression(suppression.rule, doc.span(("server", "lint", "suppress", index, "rule")))
         )
-    if not source.tools:
+    if not source.tools and not resources:
         diagnostics.append(
             diagnostic("TOOL_NONE", "the server declares no tools", doc.span(("server",), key=True))
         )
+    diagnostics.extend(_check_synthesized_names(source, resources, synthesized))
+    if len(source.tools) + len(synthesized) > MAX_TOOLS >= len(source.tools):
+        diagnostics.append(
+            diagnostic(
+                "TOOLS_TOO_MANY",
+                f"the server declares {len(source.tools)} tools and its resources add "
+                f"{len(synthesized)}, over the limit of {MAX_TOOLS}",
+                doc.span(("server",), key=True),
+            )
+        )
 
-    tool_names = [t.tool.name for t in source.tools]
+    all_sources = (*source.tools, *synthesized)
+    synthesized_names = {t.tool.name for t in synthesized}
+    tool_names = [t.tool.name for t in all_sources]
+    setting_names = {s.name for s in settings}
     tools: list[ToolIR] = []
     seen: set[str] = set()
-    for tool_source in source.tools:
+    for tool_source in all_sources:
         name = tool_source.tool.name
-        if name in seen:
+        if name in seen and name not in synthesized_names:  # reported as RESOURCE_TOOL_NAME_TAKEN
             diagnostics.append(
                 diagnostic(
                     "TOOL_NAME_DUPLICATE",
@@ -103,7 +154,7 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         tool_ir, tool_diagnostics = _lower_tool(
             tool_source,
             tool_names,
-            set(server.settings),
+            setting_names,
             declarations,
             server.lint.suppress if server.lint else [],
         )
@@ -128,9 +179,77 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                 )
                 for i, ack in enumerate(server.acknowledge)
             ),
+            resources=resources,
         ),
         tuple(diagnostics),
     )
+
+
+def _check_synthesized_names(
+    source: SpecSource, resources: tuple[ResourceIR, ...], synthesized: tuple[ToolSource, ...]
+) -> list[Diagnostic]:
+    """A declared tool must not take the name of a records tool the server gets, nor the models
+    file of a resource's record (models/records_<name>.py)."""
+    given = {t.tool.name for t in synthesized}
+    models = {r.model: r.name for r in resources}
+    found = []
+    for tool_source in source.tools:
+        name = tool_source.tool.name
+        span = tool_source.doc.span((*tool_source.base, "name"))
+        if name in given:
+            found.append(
+                diagnostic(
+                    "RESOURCE_TOOL_NAME_TAKEN",
+                    f"tool '{name}' is one of the records tools a server with resources gets",
+                    span,
+                    "rename the tool; the records tools are "
+                    + ", ".join(n for n in SYNTHESIZED_TOOLS if n in given),
+                )
+            )
+        elif (module := re.sub(r"\W", "_", name)) in models:  # emit's python_name of the tool
+            found.append(
+                diagnostic(
+                    "RESOURCE_TOOL_NAME_TAKEN",
+                    f"tool '{name}' would write models/{module}.py, the record model of resource "
+                    f"'{models[module]}'",
+                    span,
+                    "rename the tool",
+                )
+            )
+    return found
+
+
+def _check_records_settings(source: SpecSource) -> list[Diagnostic]:
+    """data_dir and embedder, when the spec declares them, must be what the records tools read."""
+    settings = source.server.server.settings
+    doc = source.server_doc
+    found = []
+    data_dir = settings.get(DATA_DIR_SETTING)
+    if data_dir is not None and data_dir.type != "string":
+        found.append(
+            diagnostic(
+                "RESOURCE_SETTING_INVALID",
+                f"setting '{DATA_DIR_SETTING}' is where the records store lives: it must be of type string",
+                doc.span(("server", "settings", DATA_DIR_SETTING)),
+                "declare it as {type: string, format: path}, or leave it out for the default",
+            )
+        )
+    embedder = settings.get(EMBEDDER_SETTING)
+    if embedder is not None and not _names_embedders(embedder):
+        found.append(
+            diagnostic(
+                "RESOURCE_SETTING_INVALID",
+                f"setting '{EMBEDDER_SETTING}' chooses the records embedder: a string among "
+                + ", ".join(EMBEDDERS),
+                doc.span(("server", "settings", EMBEDDER_SETTING)),
+                f"declare it as {{type: string, enum: [{', '.join(EMBEDDERS)}]}}, or leave it out",
+            )
+        )
+    return found
+
+
+def _names_embedders(node: SchemaNode) -> bool:
+    return node.type == "string" and (node.enum is None or all(v in EMBEDDERS for v in node.enum))
 
 
 def _lower_tool(

@@ -1,5 +1,5 @@
 """Find spec sources and parse them: a server is one YAML file, or a folder holding
-`server.yaml` beside one YAML file per tool."""
+`server.yaml` beside one YAML file per tool or resource."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from ..diagnostics import Diagnostic, Result, Span
 from ..limits import MAX_TOOLS
 from ..rules import diagnostic
-from .models import ServerFile, Tool, ToolFile
+from .models import FolderItemFile, Resource, ResourceFile, ServerFile, Tool, ToolFile
 from .parse import parse_document
 from .source import NodePath, SourceDoc, load_yaml, too_large
 
@@ -27,11 +27,19 @@ class ToolSource:
 
 
 @dataclass(frozen=True)
+class ResourceSource:
+    doc: SourceDoc
+    resource: Resource
+    base: NodePath  # where the resource mapping sits in its document
+
+
+@dataclass(frozen=True)
 class SpecSource:
     server_doc: SourceDoc
     server: ServerFile
     tools: tuple[ToolSource, ...]
     files: tuple[tuple[str, str], ...]  # (display path, sha256) of every file read
+    resources: tuple[ResourceSource, ...] = ()
 
 
 def display_path(path: Path) -> str:
@@ -85,7 +93,11 @@ def _load_file(path: Path) -> Result[SpecSource]:
     tools = tuple(ToolSource(loaded.value, tool, ("tools", i)) for i, tool in enumerate(parsed.value.tools))
     if len(tools) > MAX_TOOLS:
         return Result(None, (_too_many(len(tools), loaded.value.span(("tools", MAX_TOOLS))),))
-    return Result(SpecSource(loaded.value, parsed.value, tools, (file_id,)))
+    resources = tuple(
+        ResourceSource(loaded.value, resource, ("resources", i))
+        for i, resource in enumerate(parsed.value.resources)
+    )
+    return Result(SpecSource(loaded.value, parsed.value, tools, (file_id,), resources))
 
 
 def _load_folder(folder: Path) -> Result[SpecSource]:
@@ -99,30 +111,40 @@ def _load_folder(folder: Path) -> Result[SpecSource]:
                 ),
             ),
         )
-    tool_paths = [
+    item_paths = [
         path
         for path in sorted(folder.iterdir())
         if path.name != SERVER_FILE and path.suffix in YAML_SUFFIXES and path.is_file()
     ]
     # Counted and measured before any file is read: a folder of 40,000 tool files is refused
     # in the time it takes to list it.
-    if len(tool_paths) > MAX_TOOLS:
-        return Result(None, (_too_many(len(tool_paths), Span(display_path(folder))),))
-    total = sum(path.stat().st_size for path in [server_path, *tool_paths])
+    if len(item_paths) > MAX_TOOLS:
+        return Result(None, (_too_many(len(item_paths), Span(display_path(folder))),))
+    total = sum(path.stat().st_size for path in [server_path, *item_paths])
     refused = too_large(
-        total, Span(display_path(folder)), f"the {len(tool_paths) + 1} files of the spec hold"
+        total, Span(display_path(folder)), f"the {len(item_paths) + 1} files of the spec hold"
     )
     if refused is not None:
         return Result(None, (refused,))
     head = _load_file(server_path)
     diagnostics: list[Diagnostic] = list(head.diagnostics)
     tools: list[ToolSource] = list(head.value.tools) if head.value else []
+    resources: list[ResourceSource] = list(head.value.resources) if head.value else []
     files = list(head.value.files) if head.value else []
-    for tool_path in tool_paths:
-        loaded, file_id = _read(tool_path)
+    for item_path in item_paths:
+        loaded, file_id = _read(item_path)
         files.append(file_id)
         if loaded.value is None:
             diagnostics.extend(loaded.diagnostics)
+            continue
+        if _holds_neither(loaded.value):
+            diagnostics.extend(_neither(loaded.value))
+            continue
+        if _holds_resource(loaded.value):
+            parsed_resource = parse_document(loaded.value, ResourceFile)
+            diagnostics.extend(parsed_resource.diagnostics)
+            if parsed_resource.value is not None:
+                resources.append(ResourceSource(loaded.value, parsed_resource.value.resource, ("resource",)))
             continue
         parsed = parse_document(loaded.value, ToolFile)
         diagnostics.extend(parsed.diagnostics)
@@ -132,7 +154,35 @@ def _load_folder(folder: Path) -> Result[SpecSource]:
         diagnostics.append(_too_many(len(tools), Span(display_path(folder))))
     if head.value is None or diagnostics:
         return Result(None, tuple(diagnostics))
-    return Result(SpecSource(head.value.server_doc, head.value.server, tuple(tools), tuple(files)))
+    return Result(
+        SpecSource(head.value.server_doc, head.value.server, tuple(tools), tuple(files), tuple(resources))
+    )
+
+
+def _holds_neither(doc: SourceDoc) -> bool:
+    return isinstance(doc.data, dict) and "tool" not in doc.data and "resource" not in doc.data
+
+
+def _neither(doc: SourceDoc) -> list[Diagnostic]:
+    """What is wrong with a file that declares neither a tool nor a resource."""
+    parsed = parse_document(doc, FolderItemFile)
+    found = list(parsed.diagnostics)
+    suggested = any(d.hint in ("did you mean 'tool'?", "did you mean 'resource'?") for d in found)
+    if parsed.value is not None or not suggested:
+        found.append(
+            diagnostic(
+                "SPEC_KEY_MISSING",
+                "a file beside server.yaml declares one tool ('tool:') or one resource ('resource:')",
+                doc.span(()),
+            )
+        )
+    return found
+
+
+def _holds_resource(doc: SourceDoc) -> bool:
+    """A file beside server.yaml is a resource file when its top level says `resource:`;
+    anything else is read as a tool file, whose errors then name `tool:`."""
+    return isinstance(doc.data, dict) and "resource" in doc.data and "tool" not in doc.data
 
 
 def _too_many(count: int, span: Span) -> Diagnostic:

@@ -149,12 +149,83 @@ class Server(_Strict):
     lint: LintConfig | None = Field(None, description="Lint suppressions for every tool of the server.")
 
 
+# Names lowering checks with a did-you-mean; listed here too so editors complete them.
+RECORD_FIELD_TYPES = (
+    "string",
+    "text",
+    "integer",
+    "number",
+    "boolean",
+    "date",
+    "datetime",
+    "enum",
+    "reference",
+    "localized",
+    "array",
+    "object",
+)
+RESOURCE_CAPABILITIES = ("search", "query", "get_one")
+
+
+class RecordField(_Strict):
+    """One field of a declared record. `type` decides which other keys apply."""
+
+    type: StrictStr = Field(
+        description="string, text (long), integer, number, boolean, date, datetime, enum, "
+        "reference, localized (text keyed by locale), array or object",
+        json_schema_extra={"enum": list(RECORD_FIELD_TYPES)},
+    )
+    description: StrictStr | None = None
+    required: StrictBool = Field(False, description="Every record must carry a value (not null).")
+    values: list[StrictStr] | None = Field(None, description="For enum: the values allowed.")
+    to: StrictStr | None = Field(None, description="For reference: the name of the resource referred to.")
+    items: RecordField | None = Field(None, description="For array: the field of each element.")
+    fields: dict[str, RecordField] | None = Field(None, description="For object: its fields by name.")
+
+
+class Resource(_Strict):
+    """A collection of records the server serves through its records tools."""
+
+    name: StrictStr = Field(description="Lowercase snake case, unique in the server.")
+    id: StrictStr | None = Field(
+        None,
+        description="The resource_id clients pass; defaults to name. Each {placeholder} names a "
+        "required reference field of this resource: its target is the parent resource.",
+    )
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+    key: StrictStr = Field(
+        description="The top-level string or integer field, required, that identifies a record."
+    )
+    fields: dict[str, RecordField]
+    keyword: list[StrictStr] = Field(
+        default_factory=list, description="Top-level text fields matched by keyword search."
+    )
+    meaning: list[StrictStr] = Field(
+        default_factory=list, description="Top-level text fields embedded for search by meaning."
+    )
+    capabilities: list[StrictStr] = Field(
+        default_factory=lambda: list(RESOURCE_CAPABILITIES),
+        description="Which of search, query and get_one clients may use; default all three.",
+        json_schema_extra={"items": {"type": "string", "enum": list(RESOURCE_CAPABILITIES)}},
+    )
+    sort: list[StrictStr] = Field(
+        default_factory=list,
+        description="Default order of list results: field paths, '-' first for descending; "
+        "the key breaks ties.",
+    )
+    max_text_chars: StrictInt | None = Field(
+        None, ge=1, description="Text and localized fields are cut to this many characters in list results."
+    )
+
+
 class ServerFile(_Strict):
-    """A server spec: `server:` and its tools, inline or in sibling tool files."""
+    """A server spec: `server:` and its tools and resources, inline or in sibling files."""
 
     lynxc: Literal[1]
     server: Server
     tools: list[Tool] = Field(default_factory=list)
+    resources: list[Resource] = Field(default_factory=list)
 
 
 class ToolFile(_Strict):
@@ -164,14 +235,33 @@ class ToolFile(_Strict):
     tool: Tool
 
 
+class ResourceFile(_Strict):
+    """One resource of a server whose spec is a folder, beside its tool files."""
+
+    lynxc: Literal[1]
+    resource: Resource
+
+
+class FolderItemFile(_Strict):
+    """A file beside server.yaml that names neither `tool:` nor `resource:`: read against both,
+    so a misspelt key gets its did-you-mean."""
+
+    lynxc: Literal[1]
+    tool: Tool | None = None
+    resource: Resource | None = None
+
+
 class SpecFile(_Strict):
-    """Either form of spec file, for editors' completion."""
+    """Any form of spec file, for editors' completion."""
 
     lynxc: Literal[1]
     server: Server | None = None
     tools: list[Tool] | None = None
     tool: Tool | None = None
+    resources: list[Resource] | None = None
+    resource: Resource | None = None
 
 
 SchemaNode.model_rebuild()
 Parameter.model_rebuild()
+RecordField.model_rebuild()
