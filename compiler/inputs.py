@@ -1,6 +1,10 @@
 """What `lynxc diff` and `lynxc lint` read: each input is a spec file or folder, a folder of specs,
 a generated `tools.json`, a saved `tools/list` answer, or `git:REF[:PATH]` (specs at a git ref),
-turned into the wire form of its servers (`wire.Side`)."""
+turned into the wire form of its servers (`wire.Side`).
+
+Declared records come with the servers of a spec (from the IR) and of a generated folder (its
+resources.json; none when it has no such file). A JSON file given alone is a tools/list answer,
+which cannot say what a server declares: its resources are unknown and not compared."""
 
 from __future__ import annotations
 
@@ -11,14 +15,16 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .diagnostics import Diagnostic
 from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
-from .wire import ServerWire, Side, wire_from_ir
+from .wire import ServerWire, Side, resources_from_document, wire_from_ir
 
 GIT_PREFIX = "git:"
+RESOURCES_FILE = "resources.json"
 
 
 class DiffInputError(Exception):
@@ -47,7 +53,9 @@ def _load_path(path: Path, label: str) -> Side:
     if (path.is_file() and path.suffix in YAML_SUFFIXES) or (path / SERVER_FILE).is_file():
         return _load_specs([path], label)
     if (path / "tools.json").is_file():
-        return Side({path.name: _load_json(path / "tools.json", label)})
+        wire = _load_json(path / "tools.json", label)
+        resources = _load_resources(path / RESOURCES_FILE, label)
+        return Side({path.name: replace(wire, resources=resources)})
     specs = discover_specs(path)
     if specs:
         return _load_specs(specs, label)
@@ -72,13 +80,26 @@ def _json_name(path: Path) -> str:
     return path.parent.name if path.name == "tools.json" else path.stem
 
 
-def _load_json(path: Path, label: str) -> ServerWire:
+def _load_resources(path: Path, label: str) -> list[dict[str, Any]]:
+    """The resources of a generated folder's resources.json; a folder without one has none."""
+    if not path.is_file():
+        return []
+    shown = f"{label}: {RESOURCES_FILE}"
+    data = _read_json(path, shown, "a resources.json")
+    try:
+        return resources_from_document(data)
+    except ValueError as err:
+        raise DiffInputError(f"{shown}: {err}") from None
+
+
+def _read_json(path: Path, label: str, what: str) -> Any:
+    """A JSON file within the size and depth limits, or a DiffInputError naming it."""
     try:
         size = path.stat().st_size
         if size > MAX_TOOLS_LIST_BYTES:
             raise DiffInputError(
                 f"{label}: {size / 2**20:.1f} MiB is over the limit of {MAX_TOOLS_LIST_BYTES // 2**20} MiB "
-                "for a tools/list answer"
+                f"for {what}"
             )
         data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as err:
@@ -87,6 +108,11 @@ def _load_json(path: Path, label: str) -> ServerWire:
         data = None  # reported below with the depth limit
     if data is None or _deeper_than(data, MAX_SCHEMA_DEPTH):
         raise DiffInputError(f"{label}: nests deeper than {MAX_SCHEMA_DEPTH} levels; no tool schema does")
+    return data
+
+
+def _load_json(path: Path, label: str) -> ServerWire:
+    data = _read_json(path, label, "a tools/list answer")
     if isinstance(data, dict) and isinstance(data.get("result"), dict):
         data = data["result"]  # a whole JSON-RPC response
     if isinstance(data, dict) and "tools" in data:

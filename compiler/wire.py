@@ -1,4 +1,5 @@
-"""The wire form of a server: the `tools/list` entries a client sees, rendered from the IR.
+"""The wire form of a server: the `tools/list` entries a client sees, rendered from the IR,
+and the resources it declares (the `resources` of its resources.json).
 
 `lynxc diff` and `lynxc lint` judge this form, so they work equally on servers lynxc did not build.
 """
@@ -6,11 +7,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Span
-from .ir import ServerIR, ToolIR
+from .ir import RESOURCES_FORMAT, ServerIR, ToolIR, resources_document
 
 # tools.json keeps its do-not-edit header under this key, beside the payload, never in it:
 # the runtime strips it, so clients do not receive it in every tools/list answer.
@@ -48,7 +50,7 @@ class SpecExtras:
 
 @dataclass(frozen=True)
 class ServerWire:
-    """One server's tools as a client sees them, and where they came from."""
+    """One server's tools as a client sees them, its declared records, and where they came from."""
 
     name: str
     tools: list[dict[str, Any]]
@@ -56,6 +58,11 @@ class ServerWire:
     # (tool, parameter or None) -> where it is declared, when the side is a spec
     spans: dict[tuple[str, str | None], Span] = field(default_factory=dict)
     extras: dict[str, SpecExtras] = field(default_factory=dict)
+    # The `resources` of its resources.json. None when the input cannot tell (a saved tools/list
+    # answer): resources are then not compared. [] when it can and there are none.
+    resources: list[dict[str, Any]] | None = None
+    # (resource, field, subfield...) or (resource,) -> where it is declared, when the side is a spec
+    resource_spans: dict[tuple[str, ...], Span] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,4 +81,47 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
         for param in tool.params:
             spans[(tool.name, param.name)] = param.span
         extras[tool.name] = SpecExtras(tool.cap_values, tool.description_sources, dict(tool.suppressions))
-    return ServerWire(server.name, [wire_tool(tool) for tool in server.tools], origin, spans, extras)
+    return ServerWire(
+        server.name,
+        [wire_tool(tool) for tool in server.tools],
+        origin,
+        spans,
+        extras,
+        resources=resources_document(server)["resources"],
+        resource_spans=dict(_resource_spans(server)),
+    )
+
+
+def _resource_spans(server: ServerIR) -> Iterator[tuple[tuple[str, ...], Span]]:
+    for resource in server.resources:
+        yield (resource.name,), resource.span
+        stack = [((resource.name, f.name), f) for f in resource.fields]
+        while stack:
+            path, record_field = stack.pop()
+            yield path, record_field.span
+            stack.extend(((*path, f.name), f) for f in record_field.fields or ())
+
+
+def resources_from_document(document: Any) -> list[dict[str, Any]]:
+    """The resources of a resources.json document (a generated one, or one a released baseline
+    keeps), checked as far as comparing them needs: the format this compiler writes, a list of
+    objects each named by a unique string. Raises ValueError saying what is wrong."""
+    if not isinstance(document, dict) or document.get("format") != RESOURCES_FORMAT:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise ValueError(f"expected a resources document of format {RESOURCES_FORMAT}, found {found!r}")
+    resources = document.get("resources")
+    if not isinstance(resources, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("name"), str) for r in resources
+    ):
+        raise ValueError('expected "resources": a list of objects, each with a "name"')
+    seen: set[str] = set()
+    for resource in resources:
+        if resource["name"] in seen:
+            raise ValueError(f"resource {resource['name']!r} is listed twice")
+        seen.add(resource["name"])
+    return resources
+
+
+def resources_payload(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    """A resources document around a list of resources (no `_generated` header)."""
+    return {"format": RESOURCES_FORMAT, "resources": resources}

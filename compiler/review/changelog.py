@@ -3,13 +3,18 @@
 `schema-changelog/<server>/` holds, per released version, the exact `tools/list` payload
 (`<version>.json`) and, in `releases.json`, each version's date. `lynxc release` adds one;
 `lynxc build` checks the spec against them and regenerates `CHANGELOG.md` and `changelog.json`.
+
+A server that declares records keeps its resources document in the baseline too, under
+`"resources"` (`{"format": 1, "resources": [...]}`), so resource changes are checked and listed
+like tool changes. A baseline without that key (older, or of a server without records) declared
+none.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +22,10 @@ from ..diagnostics import Diagnostic, Span
 from ..files import write_text_atomic
 from ..ir import ServerIR
 from ..rules import diagnostic
-from ..wire import ServerWire
+from ..wire import ServerWire, resources_from_document, resources_payload, wire_from_ir
 from .compare import review_pair
 from .judge import Finding
-from .render import by_tool, markdown_values
+from .render import by_tool, group_heading, markdown_values, operation
 
 CHANGELOG_DIR = "schema-changelog"
 RELEASES_FILE = "releases.json"
@@ -32,6 +37,7 @@ class Release:
     version: str
     date: str
     tools: list[dict[str, Any]]
+    resources: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -82,13 +88,32 @@ def load_releases(project: Path, server: str) -> tuple[list[Release], list[Diagn
         releases = []
         for item in listed:
             payload = json.loads((base / f"{item['version']}.json").read_text(encoding="utf-8"))
-            releases.append(Release(item["version"], item["date"], payload["tools"]))
-    except (OSError, ValueError, KeyError, TypeError) as err:
+            declared = payload.get("resources")
+            resources = [] if declared is None else _resources(declared, item["version"])
+            releases.append(Release(item["version"], item["date"], payload["tools"], resources))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         return [], [diagnostic("BASELINE_INVALID", f"cannot read the released baselines: {err}", Span(shown))]
     return sorted(releases, key=lambda r: semver_key(r.version)), []
 
 
-def write_release(project: Path, server: ServerIR, tools: list[dict[str, Any]], date: str) -> Path:
+def _resources(document: Any, version: str) -> list[dict[str, Any]]:
+    try:
+        return resources_from_document(document)
+    except ValueError as err:
+        raise ValueError(f"{version}.json: resources: {err}") from None
+
+
+def write_release(
+    project: Path,
+    server: ServerIR,
+    tools: list[dict[str, Any]],
+    date: str,
+    resources: list[dict[str, Any]] | None = None,
+) -> Path:
+    """Record `server.version` as released on `date`: its tools/list payload, and its resources
+    (default: what the IR declares) when it declares any."""
+    if resources is None:
+        resources = wire_from_ir(server, "").resources or []
     base = folder(project, server.name)
     base.mkdir(parents=True, exist_ok=True)
     index = base / RELEASES_FILE
@@ -98,7 +123,10 @@ def write_release(project: Path, server: ServerIR, tools: list[dict[str, Any]], 
     baseline = base / f"{server.version}.json"
     # The baseline first, then the index that lists it: a kill in between leaves an unlisted
     # baseline that the next `lynxc release` overwrites, never an index naming a missing file.
-    write_text_atomic(baseline, json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n")
+    payload: dict[str, Any] = {"tools": tools}
+    if resources:  # a server without records keeps the baseline it always had
+        payload["resources"] = resources_payload(resources)
+    write_text_atomic(baseline, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     listed.append({"version": server.version, "date": date})
     listed.sort(key=lambda item: semver_key(item["version"]))
     write_text_atomic(index, json.dumps({"releases": listed}, indent=2) + "\n")
@@ -110,10 +138,10 @@ def check_version(server: ServerIR, current: ServerWire, releases: list[Release]
     below 1.0) for a breaking change unless the spec acknowledges it."""
     same = next((r for r in releases if r.version == server.version), None)
     if same is not None:
-        findings = _findings(same.tools, current)
+        findings = _findings(same, current)
         if not findings:
             return []
-        fields = "; ".join(f"{f.change.tool}: {f.change.path_text}" for f in findings[:8])
+        fields = "; ".join(f.change.located for f in findings[:8])
         more = f" and {len(findings) - 8} more" if len(findings) > 8 else ""
         return [
             diagnostic(
@@ -139,13 +167,13 @@ def check_version(server: ServerIR, current: ServerWire, releases: list[Release]
         return []
     acknowledged = {a.rule for a in server.acknowledgements if a.version == server.version}
     problems = []
-    for finding in _findings(latest.tools, current):
+    for finding in _findings(latest, current):
         if finding.level == "breaking" and finding.rule_id not in acknowledged:
             problems.append(
                 diagnostic(
                     "BREAKING_CHANGE_UNACKNOWLEDGED",
-                    f"{finding.rule_id} since {latest.version}: {finding.change.tool}: "
-                    f"{finding.change.op} {finding.change.path_text} ({finding.message})",
+                    f"{finding.rule_id} since {latest.version}: {operation(finding.change)} "
+                    f"({finding.message})",
                     server.version_span,
                     "bump the major version (the minor one below 1.0), or add to server.acknowledge: "
                     f"{{version: {server.version}, rule: {finding.rule_id}, reason: ...}}",
@@ -158,13 +186,13 @@ def build_changelog(server: ServerIR, current: ServerWire, releases: list[Releas
     entries: list[VersionEntry] = []
     previous: Release | None = None
     for release in releases:
-        findings = () if previous is None else tuple(_findings(previous.tools, _wire(release)))
+        findings = () if previous is None else tuple(_findings(previous, _wire(release)))
         entries.append(
             VersionEntry(release.version, release.date, previous.version if previous else None, findings)
         )
         previous = release
     if all(r.version != server.version for r in releases):
-        findings = () if previous is None else tuple(_findings(previous.tools, current))
+        findings = () if previous is None else tuple(_findings(previous, current))
         entries.append(VersionEntry(server.version, None, previous.version if previous else None, findings))
     return Changelog(server.name, tuple(reversed(entries)))
 
@@ -182,7 +210,7 @@ def render_markdown(changelog: Changelog, heading: str = "#") -> str:
         count = len(entry.findings)
         lines.append(f"{count} schema field{'s' if count != 1 else ''} changed since v{entry.since}.\n")
         for tool, findings in by_tool(entry.findings):
-            lines.append(f"{heading}## `{tool}`\n")
+            lines.append(f"{heading}## {group_heading(tool)}\n")
             for finding in findings:
                 change = finding.change
                 hint = f" (hint: {finding.hint})" if finding.hint else ""
@@ -221,10 +249,10 @@ def changelog_files(changelog: Changelog, header_lines: list[str]) -> dict[str, 
     }
 
 
-def _findings(old_tools: list[dict[str, Any]], new: ServerWire) -> list[Finding]:
-    old = ServerWire(new.name, old_tools, "baseline")
+def _findings(release: Release, new: ServerWire) -> list[Finding]:
+    old = ServerWire(new.name, release.tools, "baseline", resources=release.resources)
     return list(review_pair(old, new).findings)
 
 
 def _wire(release: Release) -> ServerWire:
-    return ServerWire("", release.tools, f"v{release.version}")
+    return ServerWire("", release.tools, f"v{release.version}", resources=release.resources)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..wire import ServerWire, Side
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
+from .resources import diff_resources, judge_resource
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,22 @@ def review(base: Side, head: Side) -> list[ServerReview]:
 
 
 def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
+    """Tool changes first, then changes to the declared records."""
     old_tools = {t["name"]: t for t in (old.tools if old else [])}
     new_tools = {t["name"]: t for t in (new.tools if new else [])}
     changes = diff_tools(list(old_tools.values()), list(new_tools.values()))
-    findings = tuple(judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes)
+    findings = [judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes]
+    old_resources, new_resources = _resources(old), _resources(new)
+    if old_resources is not None and new_resources is not None:
+        findings += [judge_resource(c) for c in diff_resources(old_resources, new_resources)]
     name = (new or old).name  # type: ignore[union-attr]
-    return ServerReview(name, old, new, findings)
+    return ServerReview(name, old, new, tuple(findings))
+
+
+def _resources(side: ServerWire | None) -> list[dict[str, Any]] | None:
+    """A server absent from a side declares no resources; a side that cannot tell (a saved
+    tools/list answer) is None, and resources are then not compared at all."""
+    return [] if side is None else side.resources
 
 
 def worst_level(reviews: list[ServerReview]) -> str | None:

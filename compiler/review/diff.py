@@ -42,17 +42,26 @@ MISSING: Any = _Missing()
 @dataclass(frozen=True)
 class Change:
     op: Op
-    tool: str
+    tool: str  # "" for a change to a declared resource
     path: tuple[str, ...]
     before: Any = MISSING
     after: Any = MISSING
+    # The resource's name when the change is to a declared resource (`review.resources`): its
+    # path then starts with `Resource NAME`, so it reads whole without a tool before it.
+    resource: str | None = None
 
     @property
     def path_text(self) -> str:
         return SEPARATOR.join(self.path)
 
+    @property
+    def located(self) -> str:
+        """`find_items: Input schema / properties / n`, or `Resource peps / fields / status`."""
+        return self.path_text if self.resource is not None else f"{self.tool}: {self.path_text}"
+
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"op": self.op, "tool": self.tool, "path": self.path_text}
+        subject = {"resource": self.resource} if self.resource is not None else {"tool": self.tool}
+        out: dict[str, Any] = {"op": self.op, **subject, "path": self.path_text}
         if self.before is not MISSING:
             out["before"] = self.before
         if self.after is not MISSING:
@@ -100,7 +109,7 @@ def _diff_schema_root(tool: str, section: str, old: Any, new: Any) -> Iterator[C
     new = MISSING if new is None else new
     if isinstance(old, dict) and isinstance(new, dict):
         yield from _diff_values(tool, (section,), old, new)
-    elif not (old is MISSING and new is MISSING) and not _same(old, new):
+    elif not (old is MISSING and new is MISSING) and not same_json(old, new):
         old = None if old is MISSING else old
         new = None if new is MISSING else new
         yield Change("changed", tool, (section, ROOT), before=old, after=new)
@@ -122,16 +131,16 @@ def _diff_values(tool: str, path: tuple[str, ...], old: Any, new: Any) -> Iterat
     elif isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(old.keys() | new.keys()):
             yield from _diff_values(tool, (*path, key), old.get(key, MISSING), new.get(key, MISSING))
-    elif not _same(old, new):
+    elif not same_json(old, new):
         yield Change("changed", tool, path, before=old, after=new)
 
 
-def _same(old: Any, new: Any) -> bool:
+def same_json(old: Any, new: Any) -> bool:
     """JSON equality, which differs from Python's: `true` is not `1`."""
     if isinstance(old, bool) or isinstance(new, bool):
         return type(old) is type(new) and old == new
     if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+        return len(old) == len(new) and all(same_json(a, b) for a, b in zip(old, new, strict=True))
     if isinstance(old, dict) and isinstance(new, dict):
-        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+        return old.keys() == new.keys() and all(same_json(old[k], new[k]) for k in old)
     return old == new

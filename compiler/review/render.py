@@ -11,8 +11,10 @@ from ..diagnostics import Span
 from .compare import ServerReview
 from .diff import MISSING, Change
 from .judge import LEVELS, Finding
+from .resources import resource_span
 
 TEXT_VALUE_LIMIT = 240
+RESOURCES_TEXT = "(resources)"  # heads changes to declared records; MCP tool names hold no parentheses
 GITHUB_COMMAND = {"breaking": "error", "warning": "warning", "info": "notice"}
 
 
@@ -29,7 +31,7 @@ def render_text(reviews: list[ServerReview]) -> str:
     for review in reviews:
         lines.append(f"{review.name}: {summary(review)}")
         for tool, findings in by_tool(review.findings):
-            lines.append(f"  {tool}")
+            lines.append(f"  {tool if tool is not None else RESOURCES_TEXT}")
             for finding in findings:
                 change = finding.change
                 lines.append(f"    {finding.level:<8} {finding.rule_id}: {change.op} {change.path_text}")
@@ -53,7 +55,7 @@ def render_markdown(reviews: list[ServerReview]) -> str:
         out.append(f"## Schema changes: `{review.name}`\n")
         out.append(f"{summary(review)}.\n")
         for tool, findings in by_tool(review.findings):
-            out.append(f"### `{tool}`\n")
+            out.append(f"### {group_heading(tool)}\n")
             for finding in findings:
                 change = finding.change
                 level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
@@ -99,9 +101,7 @@ def render_github(reviews: list[ServerReview]) -> str:
             span = _span(review, finding)
             where = f"file={_escape_property(span.file)},line={span.line},col={span.col}," if span else ""
             title = _escape_property(f"lynxc {finding.rule_id}")
-            message = _escape_data(
-                f"{finding.change.tool}: {finding.change.op} {finding.change.path_text}: {_said(finding)}"
-            )
+            message = _escape_data(f"{operation(finding.change)}: {_said(finding)}")
             lines.append(f"::{GITHUB_COMMAND[finding.level]} {where}title={title}::{message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -115,7 +115,11 @@ FORMATS: dict[str, Callable[[list[ServerReview]], str]] = {
 
 
 def _span(review: ServerReview, finding: Finding) -> Span | None:
-    """Where the change stands in the head spec: the parameter's line, else the tool's."""
+    """Where the change stands in the head spec: the parameter's line, else the tool's; for a
+    resource, the line of the (innermost still declared) field, else the resource's."""
+    resource = finding.change.resource
+    if resource is not None:
+        return resource_span(review.head, finding.change) if review.head else None
     side = (
         review.head if review.head and finding.change.tool in {t["name"] for t in review.head.tools} else None
     )
@@ -129,11 +133,25 @@ def _span(review: ServerReview, finding: Finding) -> Span | None:
     return side.spans.get((finding.change.tool, None))
 
 
-def by_tool(findings: tuple[Finding, ...]) -> list[tuple[str, list[Finding]]]:
-    grouped: dict[str, list[Finding]] = {}
+def by_tool(findings: tuple[Finding, ...]) -> list[tuple[str | None, list[Finding]]]:
+    """Findings grouped by tool, in order; changes to declared records form one group, keyed
+    None (their paths name the resource), so no tool name can be taken for it."""
+    grouped: dict[tuple[bool, str], list[Finding]] = {}
     for finding in findings:
-        grouped.setdefault(finding.change.tool, []).append(finding)
-    return list(grouped.items())
+        change = finding.change
+        grouped.setdefault((change.resource is not None, change.tool), []).append(finding)
+    return [(None if resource else tool, found) for (resource, tool), found in grouped.items()]
+
+
+def group_heading(tool: str | None) -> str:
+    """A markdown heading's text for a group of `by_tool`."""
+    return f"`{tool}`" if tool is not None else "Resources"
+
+
+def operation(change: Change) -> str:
+    """`find_items: removed Input schema / properties / n`, `removed Resource peps / fields / x`."""
+    what = f"{change.op} {change.path_text}"
+    return what if change.resource is not None else f"{change.tool}: {what}"
 
 
 def _said(finding: Finding) -> str:

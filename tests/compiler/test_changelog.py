@@ -159,3 +159,120 @@ def test_the_changelog_shows_a_rename_hint(project: Path) -> None:
         "- removed `Input schema / properties / n` — breaking `PARAM_REMOVED` "
         "(hint: probably renamed to 'count'" in changelog
     )
+
+
+RECORDS_SPEC = """\
+lynxc: 1
+server:
+  name: library
+  version: {version}
+resources:
+  - name: books
+    title: Books
+    description: One book of the catalogue.
+    key: isbn
+    fields:
+      isbn: {{type: string, required: true, description: The book's ISBN.}}
+      title: {{type: string, required: true, description: The book's title.}}
+      status: {{type: enum, values: [{statuses}], description: Where the book is.}}
+{more}    keyword: [title]
+"""
+PAGES = "      pages: {type: integer, description: How many pages it has.}\n"
+
+
+def write_records(
+    project: Path, version: str, statuses: str = "shelved, lent, lost", more: str = PAGES
+) -> None:
+    (project / "specs").mkdir(parents=True, exist_ok=True)
+    text = RECORDS_SPEC.format(version=version, statuses=statuses, more=more)
+    (project / "specs" / "library.yaml").write_text(text)
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    write_records(tmp_path, "0.1.0")
+    assert lynxc(tmp_path, "build").returncode == 0
+    done = lynxc(tmp_path, "release", "library", "--date", "2026-03-01")
+    assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+def test_a_release_keeps_the_resources_document(library: Path) -> None:
+    baseline = json.loads((library / "schema-changelog/library/0.1.0.json").read_text())
+    generated = json.loads((library / "generated/library/resources.json").read_text())
+    assert baseline["resources"] == {"format": 1, "resources": generated["resources"]}
+    assert [r["name"] for r in baseline["resources"]["resources"]] == ["books"]
+
+
+def test_removed_field_and_narrowed_enum_need_the_breaking_bump(library: Path) -> None:
+    write_records(library, "0.1.1", statuses="shelved, lent", more="")
+    done = lynxc(library, "build")
+    assert done.returncode == 1
+    assert (
+        "error BREAKING_CHANGE_UNACKNOWLEDGED: RESOURCE_FIELD_REMOVED since 0.1.0: "
+        "removed Resource books / fields / pages (field 'pages' was removed" in done.stderr
+    )
+    assert (
+        "error BREAKING_CHANGE_UNACKNOWLEDGED: RESOURCE_ENUM_VALUE_REMOVED since 0.1.0: "
+        "changed Resource books / fields / status / values (field 'status' no longer allows \"lost\""
+        in done.stderr
+    )
+
+    write_records(library, "0.2.0", statuses="shelved, lent", more="")  # below 1.0 the minor bump
+    done = lynxc(library, "build")
+    assert done.returncode == 0, done.stderr
+    changelog = (library / "schema-changelog/library/CHANGELOG.md").read_text()
+    section = changelog.split("## v0.2.0 (unreleased)\n", 1)[1].split("## v0.1.0", 1)[0]
+    assert "2 schema fields changed since v0.1.0." in section
+    assert "### Resources\n" in section
+    assert "- removed `Resource books / fields / pages` — breaking `RESOURCE_FIELD_REMOVED`" in section
+    assert '  Previous value:\n\n  ```json\n  {\n    "description": "How many pages it has.",' in section
+    assert (
+        "- changed `Resource books / fields / status / values` — breaking `RESOURCE_ENUM_VALUE_REMOVED`"
+        in (section)
+    )
+    assert '  New value:\n\n  ```json\n  [\n    "shelved",\n    "lent"\n  ]\n  ```' in section
+    entries = json.loads((library / "schema-changelog/library/changelog.json").read_text())["versions"][0]
+    assert [(e["op"], e["resource"], e["path"], e["rule"]) for e in entries["entries"]] == [
+        ("removed", "books", "Resource books / fields / pages", "RESOURCE_FIELD_REMOVED"),
+        ("changed", "books", "Resource books / fields / status / values", "RESOURCE_ENUM_VALUE_REMOVED"),
+    ]
+    readme = (library / "generated/library/README.md").read_text()
+    assert "#### Resources\n\n- removed `Resource books / fields / pages`" in readme
+
+
+def test_a_released_version_must_not_change_its_resources(library: Path) -> None:
+    write_records(library, "0.1.0", statuses="shelved, lent, lost, sold")
+    done = lynxc(library, "build")
+    assert done.returncode == 1
+    assert (
+        "VERSION_NOT_BUMPED: library 0.1.0 is released, yet 1 changed: "
+        "Resource books / fields / status / values" in done.stderr
+    )
+
+
+def test_a_baseline_without_resources_declared_none(library: Path) -> None:
+    """Baselines written before records existed hold only tools: their resources are none, so
+    the resources a later version declares show as added."""
+    baseline = library / "schema-changelog/library/0.1.0.json"
+    payload = json.loads(baseline.read_text())
+    del payload["resources"]
+    baseline.write_text(json.dumps(payload))
+    write_records(library, "0.1.1")
+    done = lynxc(library, "build")
+    assert done.returncode == 0, done.stderr
+    changelog = (library / "schema-changelog/library/CHANGELOG.md").read_text()
+    assert "- added `Resource books` — info `RESOURCE_ADDED`" in changelog
+
+
+def test_an_unreadable_resources_baseline_is_reported(library: Path) -> None:
+    baseline = library / "schema-changelog/library/0.1.0.json"
+    payload = json.loads(baseline.read_text())
+    payload["resources"]["format"] = 9
+    baseline.write_text(json.dumps(payload))
+    done = lynxc(library, "build")
+    assert done.returncode == 1
+    assert (
+        "BASELINE_INVALID: cannot read the released baselines: 0.1.0.json: resources: "
+        "expected a resources document of format 1, found 9" in done.stderr
+    )

@@ -141,3 +141,102 @@ def test_a_git_ref_cannot_smuggle_an_option(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "expected git:REF[:PATH]" in done.stderr
     assert not out.exists()
+
+
+LIBRARY_SERVER = """\
+lynxc: 1
+server: {name: library, version: 0.1.0}
+"""
+BOOKS = """\
+lynxc: 1
+resource:
+  name: books
+  title: Books
+  description: One book of the catalogue.
+  key: isbn
+  fields:
+    isbn: {type: string, required: true, description: The book's ISBN.}
+    title: {type: string, required: true, description: The book's title.}
+    status:
+      type: enum
+      values: [shelved, lent, lost]
+      description: Where the book is.
+    pages: {type: integer, description: How many pages it has.}
+    summary: {type: text, description: What the book is about.}
+  keyword: [title, summary]
+  sort: [title]
+  max_text_chars: 2000
+"""
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    """A project whose committed spec declares a resource, and a working copy that changes it."""
+    project = tmp_path / "library"
+    (project / "specs/library").mkdir(parents=True)
+    (project / "specs/library/server.yaml").write_text(LIBRARY_SERVER)
+    (project / "specs/library/books.yaml").write_text(BOOKS)
+    git(project, "init", "-q", "-b", "main")
+    git(project, "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "add", "-A")
+    git(project, "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "commit", "-qm", "base")
+    changed = (
+        BOOKS.replace("[shelved, lent, lost]", "[shelved, lent]")
+        .replace("    pages: {type: integer, description: How many pages it has.}\n", "")
+        .replace("max_text_chars: 2000", "max_text_chars: 500")
+        .replace("The book's title.", "The title on its cover.")
+    )
+    (project / "specs/library/books.yaml").write_text(changed)
+    return project
+
+
+def test_resource_changes_between_two_spec_versions(library: Path) -> None:
+    done = diff(library)  # git:HEAD against the working specs
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "library: 4 fields changed (2 breaking, 1 warning, 1 info)"
+    assert lines[1] == "  (resources)"
+    found = [line.strip() for line in lines if line.startswith("    ") and not line.startswith("     ")]
+    assert found == [
+        "breaking RESOURCE_FIELD_REMOVED: removed Resource books / fields / pages",
+        "breaking RESOURCE_ENUM_VALUE_REMOVED: changed Resource books / fields / status / values",
+        "info     RESOURCE_DESCRIPTION_CHANGED: changed Resource books / fields / title / description",
+        "warning  RESOURCE_TEXT_LIMIT_LOWERED: changed Resource books / max_text_chars",
+    ]
+    # The same two versions as folders: a spec folder and the one at a git ref.
+    folders = diff(library, "git:main:specs/library", "specs/library", "--format", "json")
+    report = json.loads(folders.stdout)["servers"][0]
+    assert report["summary"] == {"breaking": 2, "warning": 1, "info": 1}
+    assert report["findings"][0] == {
+        "rule": "RESOURCE_FIELD_REMOVED",
+        "level": "breaking",
+        "message": report["findings"][0]["message"],
+        "op": "removed",
+        "resource": "books",
+        "path": "Resource books / fields / pages",
+        "before": {"description": "How many pages it has.", "required": False, "type": "integer"},
+    }
+
+
+def test_resource_annotations_point_at_the_resource_file(library: Path) -> None:
+    lines = diff(library, "--format", "github").stdout.splitlines()
+    spec = library / "specs/library/books.yaml"
+    text = spec.read_text().splitlines()
+    removed = next(line for line in lines if "fields / pages" in line)
+    enum = next(line for line in lines if "status / values" in line)
+    assert removed.startswith("::error file=specs/library/books.yaml,line=")  # the resource: pages is gone
+    assert enum.startswith("::error file=specs/library/books.yaml,line=")
+    at = [int(line.split("line=")[1].split(",")[0]) for line in (removed, enum)]
+    assert text[at[0] - 1].strip() == "name: books"
+    assert text[at[1] - 1].strip() == "status:"
+
+
+def test_unchanged_resources_and_a_saved_tools_list(library: Path, tmp_path: Path) -> None:
+    assert diff(library, "git:main", "git:main").stdout == "library: no changes\n"
+    built = subprocess.run(
+        [LYNXC, "--project", str(library), "build"], capture_output=True, text=True, check=False
+    )
+    assert built.returncode == 0, built.stderr
+    # A tools/list answer cannot tell what a server declares: only its tools are compared.
+    saved = library / "generated/library/tools.json"
+    done = diff(library, str(saved), "specs")
+    assert done.returncode == 0 and done.stdout == "library: no changes\n"

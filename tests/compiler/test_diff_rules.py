@@ -1,6 +1,7 @@
 """One golden fixture per diff rule: `diff_rules/<RULE>/before.*` and `after.*` (specs, or a
-tools/list JSON where a spec cannot express the change) and the expected review in
-`expected.txt`. Every diff rule of the catalogue has a folder, and its fixture triggers it.
+tools/list JSON where a spec cannot express the change; for resource rules, generated folders
+`before/rules/` and `after/rules/` holding tools.json and resources.json) and the expected review
+in `expected.txt`. Every diff rule of the catalogue has a folder, and its fixture triggers it.
 
 Regenerate goldens with `LYNXC_UPDATE_GOLDENS=1 pytest tests/compiler/test_diff_rules.py`."""
 
@@ -26,16 +27,23 @@ def test_every_diff_rule_has_a_fixture() -> None:
     assert sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) == DIFF_RULES
 
 
-def _side(folder: Path, name: str) -> Path:
-    return next(p for p in sorted(folder.iterdir()) if p.stem == name and p.suffix in (".yaml", ".json"))
+def _side(folder: Path, name: str) -> str:
+    found = next(
+        p
+        for p in sorted(folder.iterdir())
+        if p.stem == name and (p.suffix in (".yaml", ".json") or p.is_dir())
+    )
+    if found.is_dir():  # before/<server>/: a generated folder, named by its server
+        return f"{name}/{next(found.iterdir()).name}"
+    return found.name
 
 
 @pytest.mark.parametrize("rule_id", DIFF_RULES)
 def test_rule_fixture(rule_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = FIXTURES / rule_id
     monkeypatch.chdir(folder)
-    base = load_side(_side(folder, "before").name, ROOT)
-    head = load_side(_side(folder, "after").name, ROOT)
+    base = load_side(_side(folder, "before"), ROOT)
+    head = load_side(_side(folder, "after"), ROOT)
     assert not base.diagnostics and not head.diagnostics
     reviews = review(base, head)
     assert rule_id in {finding.rule_id for r in reviews for finding in r.findings}
