@@ -121,6 +121,26 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     index.set_defaults(run=_index)
 
+    load = verbs.add_parser(
+        "load",
+        help="load records from files into a resource of a records server (all or nothing)",
+        description=(
+            "Validate every row of the FILEs (.jsonl, .ndjson, .json, .csv or .parquet, each optionally "
+            ".gz) against RESOURCE's declaration, then upsert them by key into the store under the "
+            "server's data_dir: changed records get a new revision, unchanged ones stay as they are. "
+            "With any bad row nothing is written. Settings as for serve. Exit codes: 0 loaded, 1 the "
+            "rows were refused or another load is running, 2 bad arguments or an unreadable file."
+        ),
+    )
+    load.add_argument("server", help="server name (generated/<server>/) or a generated folder")
+    load.add_argument("resource", help="the resource to load (its name in the spec)")
+    load.add_argument("files", nargs="+", metavar="FILE", help="files of records")
+    load.add_argument(
+        "--delete-missing", action="store_true", help="remove the records whose key is in none of the files"
+    )
+    load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
+    load.set_defaults(run=_load)
+
     lint = verbs.add_parser(
         "lint",
         help="check tool definitions and score them TDQS-style",
@@ -287,6 +307,116 @@ def _index_sources(sources: Mapping[str, Source], only: str | None, settings: Ma
             f"{report.removed} removed{' ' * 40}",
             file=sys.stderr,
         )
+
+
+def _load(args: argparse.Namespace) -> int:
+    from lynxc.runtime.settings import SettingsError, unknown_environment
+
+    definition = _definition(args)
+    if definition is None:
+        return EXIT_USAGE
+    resources = definition.records()
+    names = [r.name for r in resources.items]
+    if not names:
+        print(f"lynxc load: {definition.name} declares no resources", file=sys.stderr)
+        return EXIT_USAGE
+    if resources.by_name(args.resource) is None:
+        from .suggest import did_you_mean
+
+        hint = did_you_mean(args.resource, names)
+        print(
+            f"lynxc load: {definition.name} has no resource {args.resource!r}"
+            f" ({hint + ' ' if hint else ''}resources: {', '.join(sorted(names))})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    for warning in unknown_environment(definition.settings_schema):
+        print(f"lynxc load: warning: {warning}", file=sys.stderr)
+    try:
+        settings = _load_settings(definition, args.settings)
+    except SettingsError as err:
+        for problem in err.problems:
+            print(f"lynxc load: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    return _run_load(definition, args, settings)
+
+
+def _load_settings(definition: Any, assignments: list[str]) -> dict[str, Any]:
+    """The server's settings, paths made absolute. Not the serve-time backend checks: a load is
+    what brings a store in line with the settings (another embedder re-embeds everything)."""
+    from lynxc.runtime.setting_paths import resolve_paths
+    from lynxc.runtime.settings import SettingsError, collect_settings, parse_assignments
+
+    schema = definition.settings_schema
+    values, problems = collect_settings(schema, parse_assignments(assignments))
+    values, path_problems = resolve_paths(schema, values, os.getcwd())
+    problems += path_problems
+    if not problems and "data_dir" not in values:
+        problems.append(f"{definition.name} has no data_dir setting: rebuild it with `lynxc build`")
+    if problems:
+        raise SettingsError(problems)
+    return values
+
+
+def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
+    from lynxc.runtime.backends.records.loader import LoadRejected, load
+    from lynxc.runtime.backends.records.rows import FileError
+    from lynxc.runtime.backends.records.store import LoadBusy, StoreError
+    from lynxc.runtime.definition import DefinitionError
+
+    shown = [False]
+
+    def bar(stage: str, done: int, total: int | None) -> None:
+        shown[0] = True
+        if stage == "index":
+            line = "updating the search indices"
+        elif total is None:
+            line = f"{done} rows validated"
+        else:
+            filled = int(30 * done / max(total, 1))
+            noun = "embedded" if stage == "embed" else "written"
+            line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} records {noun}"
+        print(f"\r{args.resource}: {line:<60}", end="", file=sys.stderr)
+
+    def clear() -> None:
+        if shown[0]:
+            print(f"\r{' ' * (len(args.resource) + 62)}\r", end="", file=sys.stderr)
+
+    try:
+        report = load(
+            definition,
+            args.resource,
+            [str(path) for path in args.files],
+            delete_missing=args.delete_missing,
+            settings=settings,
+            progress=bar,
+        )
+    except LoadRejected as err:
+        clear()
+        for line in err.lines():
+            print(line, file=sys.stderr)
+        print(f"lynxc load: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except FileError as err:
+        clear()
+        print(f"lynxc load: {err}; nothing loaded", file=sys.stderr)
+        return EXIT_USAGE
+    except DefinitionError as err:
+        clear()
+        print(f"lynxc load: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except (LoadBusy, StoreError) as err:
+        clear()
+        print(f"lynxc load: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    clear()
+    generation = ", a new table generation" if report.new_generation else ""
+    print(
+        f"{report.resource}: {report.inserted} inserted, {report.updated} updated, {report.unchanged} "
+        f"unchanged, {report.deleted} deleted; {report.records} records in {report.table} "
+        f"(version {report.version}{generation}), {report.seconds:.1f} s"
+    )
+    return EXIT_OK
 
 
 def _lint(args: argparse.Namespace) -> int:

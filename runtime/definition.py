@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the records backend loads by name (the core never imports backends)
+    from lynxc.runtime.backends.records.definitions import Resource, Resources
 
 
 @dataclass(frozen=True)
@@ -35,10 +38,13 @@ class ServerDefinition:
     # sha256 of every file of the build that server.py belongs to, by path relative to `folder`:
     # a file that differs (edited by hand, or from another build) is refused, never served.
     files_sha256: Mapping[str, str] = field(default_factory=dict)
+    # A records server's resources.json (relative to `folder`), or None: the server declares none.
+    resources: str | None = None
     # The checked bytes of those files, kept from start-up: a tool's models load on its first
     # call, and by then a rebuild may have swapped the folder; the server keeps serving its own
     # build instead of reading the new one (and nothing can change between check and import).
     _checked: dict[str, bytes] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _parsed: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def tools_payload(self) -> dict[str, Any]:
         """The exact `tools/list` answer the compiler wrote beside this module (its do-not-edit
@@ -53,6 +59,27 @@ class ServerDefinition:
         if name in sys.modules:
             return sys.modules[name]
         return load_module_from_source(name, self.folder / relative, self.read_checked(relative))
+
+    def records(self) -> Resources:
+        """The declared resources (parsed once); none when the server declares none."""
+        resources = self._parsed.get("resources")
+        if resources is None:
+            module = importlib.import_module(RECORDS_DEFINITIONS)
+            text = self.read_checked(self.resources) if self.resources else '{"format": 1, "resources": []}'
+            resources = self._parsed["resources"] = module.parse_resources(text)
+        return resources
+
+    def load_record_model(self, resource: Resource) -> type:
+        """The Pydantic class `Record` of one record of `resource`, from its checked model file."""
+        relative = f"models/{resource.model}.py"
+        name = f"lynxc_generated.{_ident(self.name)}.models.{resource.model}"
+        module = sys.modules.get(name) or load_module_from_source(
+            name, self.folder / relative, self.read_checked(relative)
+        )
+        record = getattr(module, "Record", None)
+        if not isinstance(record, type):
+            raise DefinitionError(f"{self.folder / relative} defines no class Record (run `lynxc build`)")
+        return record
 
     def read_checked(self, relative: str) -> str:
         """A generated file's text, checked to be the one this server.py was built with; read
@@ -80,6 +107,8 @@ class ServerDefinition:
             self.read_checked(relative)
 
 
+# Parses resources.json; imported by name when first needed, like every backend module.
+RECORDS_DEFINITIONS = "lynxc.runtime.backends.records.definitions"
 GENERATED_KEY = "_generated"  # where tools.json keeps its header (compiler/wire.py writes it)
 
 
