@@ -6,12 +6,15 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from .errors import ToolCancelled
+
+if TYPE_CHECKING:
+    from .definition import ServerDefinition
 
 T = TypeVar("T")
 
@@ -48,6 +51,9 @@ class ToolContext:
     report_progress: ProgressFn = _no_progress
     progress_requested: bool = False  # the client sent a progress token; skip the work otherwise
     cancel: CancelToken = field(default_factory=CancelToken)
+    # The server being served: backends that read its generated data files (the records
+    # backends read resources.json) reach them through it. None outside a host.
+    server: ServerDefinition | None = None
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking work in a worker thread; on cancellation, tell the work to stop and leave."""

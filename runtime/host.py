@@ -107,6 +107,7 @@ class ToolHost:
             settings=self.settings,
             report_progress=_progress_reporter(ctx),
             progress_requested=meta.get("progress_token", meta.get("progressToken")) is not None,
+            server=self.definition,
         )
         try:
             result = await tool.backend(arguments, context)

@@ -1,0 +1,115 @@
+"""query_records and get_record over one resource's table: filter, order, page, fetch.
+
+query_records reads only `_key` and the sort columns of the records the filters select (one
+Lance scan with the WHERE clause as pre-filter), lets DuckDB order that Arrow table and cut the
+page (ORDER BY the sort keys, then the record key, so the order is total and pages never
+overlap), then fetches the page's rows by key. Missing values sort last in either direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lynxc.runtime.errors import ToolError
+
+from .definitions import Resource, SortKey, column_name
+from .filters import is_sortable, resolve_path, sql_string, stored_paths
+
+ROW_COLUMNS = ["_key", "_revision", "_created_at", "_updated_at", "_data"]
+
+
+@dataclass(frozen=True)
+class Order:
+    """A total order of a resource's records: the sort keys, then the key field."""
+
+    keys: tuple[SortKey, ...]
+    key_column: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns the order reads (the key column included)."""
+        names = [column_name(k.field) for k in self.keys]
+        return tuple(dict.fromkeys([*names, self.key_column]))
+
+    def sql(self) -> str:
+        terms = [f"{column_name(k.field)} {'DESC' if k.descending else 'ASC'} NULLS LAST" for k in self.keys]
+        if self.key_column not in [column_name(k.field) for k in self.keys]:
+            terms.append(f"{self.key_column} ASC")
+        return ", ".join(terms)
+
+    def describe(self) -> list[dict[str, str]]:
+        return [{"field": k.field, "order": "desc" if k.descending else "asc"} for k in self.keys]
+
+
+def default_order(resource: Resource) -> Order:
+    return Order(resource.sort, column_name(resource.key))
+
+
+def parse_sort(resource: Resource, sort: Sequence[Any] | None) -> Order:
+    """The order a query_records `sort` argument asks for, checked; the resource's default when
+    it is empty."""
+    if not sort:
+        return default_order(resource)
+    keys: list[SortKey] = []
+    for i, entry in enumerate(sort):
+        name = _attr(entry, "field")
+        direction = _attr(entry, "order") or "asc"
+        if not isinstance(name, str) or not name:
+            raise ToolError(f"sort.{i}.field: a field path is required")
+        path = resolve_path(resource, name, f"sort.{i}.field")
+        if not is_sortable(path):
+            sortable = [p.path for p in stored_paths(resource).values() if is_sortable(p)]
+            raise ToolError(
+                f"sort.{i}.field: {name!r} cannot be sorted on ({path.field.type}"
+                f"{' in an array' if path.in_array else ''}); sortable: {', '.join(sortable)}"
+            )
+        if direction not in ("asc", "desc"):
+            raise ToolError(f"sort.{i}.order: {direction!r} is not asc or desc")
+        if all(k.field != path.path for k in keys):
+            keys.append(SortKey(path.path, direction == "desc"))
+    return Order(tuple(keys), column_name(resource.key))
+
+
+def _attr(item: Any, name: str) -> Any:
+    value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+    return getattr(value, "value", value)
+
+
+async def selected(table: Any, where: str | None, columns: Sequence[str]) -> Any:
+    """An Arrow table of `columns` of every record `where` selects."""
+    builder = table.query()
+    if where:
+        builder = builder.where(where)
+    return await builder.select(list(dict.fromkeys(["_key", *columns]))).to_arrow()
+
+
+def order_keys(records: Any, order: Order, offset: int = 0, limit: int | None = None) -> list[str]:
+    """Keys of an Arrow table's records in `order`, from `offset`, at most `limit` (blocking:
+    run it with ctx.run_sync)."""
+    import duckdb
+
+    with duckdb.connect(":memory:") as db:
+        db.register("records", records)
+        page = f" LIMIT {int(limit)}" if limit is not None else ""
+        sql = f"SELECT _key FROM records ORDER BY {order.sql()}{page} OFFSET {int(offset)}"
+        return [row[0] for row in db.execute(sql).fetchall()]
+
+
+async def rows_by_key(
+    table: Any, keys: Sequence[str], columns: Sequence[str] = ROW_COLUMNS
+) -> dict[str, dict]:
+    """The rows of `keys` (those that exist), one query."""
+    if not keys:
+        return {}
+    where = f"_key IN ({', '.join(sql_string(k) for k in keys)})"
+    rows = await table.query().where(where).select(list(columns)).to_list()
+    return {row["_key"]: row for row in rows}
+
+
+async def record_row(table: Any, key: str, extra: Sequence[str] = ()) -> dict[str, Any] | None:
+    """The row of one record, or None; `extra`: further SQL conditions it must meet (parents)."""
+    clauses = [f"_key = {sql_string(key)}", *extra]
+    rows = await table.query().where(" AND ".join(f"({c})" for c in clauses)).select(ROW_COLUMNS).to_list()
+    return rows[0] if rows else None

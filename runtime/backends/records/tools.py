@@ -1,0 +1,430 @@
+"""The five records tools: discover_resources, describe_resource, search_records, query_records,
+get_record (contract §3), synthesized by the compiler for every server that declares resources.
+
+They read the declared resources from the served definition (`ctx.server.records()`) and the
+records from the store under the `data_dir` setting, at the version CURRENT.json names (or the
+one a cursor names). This module stays light to import: `lynxc build` reads the declarations,
+and LanceDB, DuckDB and the embedders load inside the calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lynxc.runtime.backend import backend
+from lynxc.runtime.context import ToolContext
+from lynxc.runtime.errors import ToolError
+
+from .cursors import Position, decode_cursor, encode_cursor, query_hash
+from .definitions import Resource, Resources, parse_resources
+from .filters import (
+    did_you_mean,
+    is_sortable,
+    kind,
+    ops_for,
+    parent_clauses,
+    parse_filters,
+    parse_key,
+    where_sql,
+)
+from .shape import Shaped, Shaping, item, parse_data, populate, populate_paths, shape_data, truncation_block
+
+if TYPE_CHECKING:
+    from .search import Ranking
+    from .store import RecordStore, ResourceState
+
+SETTINGS = {"data_dir", "embedder"}
+LIST_PARAMS = {"resource_id", "filters", "locales", "populate", "limit", "cursor", "parents"}
+DEFAULT_LIMIT = 5
+
+
+# --- shared -------------------------------------------------------------------------------------
+
+
+def server_resources(ctx: ToolContext) -> Resources:
+    """The resources the served server declares."""
+    server = ctx.server
+    if server is None:
+        raise ToolError("no server definition: the records tools run inside a generated server")
+    records = getattr(server, "records", None)
+    if callable(records):
+        return records()
+    return parse_resources(server.read_checked(server.resources))
+
+
+def resolve_resource(
+    resources: Resources, resource_id: str, parents: Mapping[str, Any] | None
+) -> tuple[Resource, dict[str, str]]:
+    """The resource `resource_id` names (its id, or a nested id's template filled in, such as
+    `peps/8/sections`) and the parents' keys by placeholder, from the id and `parents`."""
+    given = dict(parents or {})
+    found = resources.by_id(resource_id)
+    if found is not None:
+        return found, given
+    for resource in resources.items:
+        filled = _match_template(resource.id, resource_id)
+        if filled is None:
+            continue
+        for name, value in filled.items():
+            if name in given and given[name] != value:
+                raise ToolError(
+                    f"parents.{name}: {given[name]!r} contradicts {value!r} in resource_id {resource_id!r}"
+                )
+        return resource, {**given, **filled}
+    ids = [r.id for r in resources.items]
+    named = resources.by_name(resource_id)
+    hint = (
+        f" (did you mean {named.id!r}, with parents?)"
+        if named is not None
+        else did_you_mean(resource_id, ids)
+    )
+    raise ToolError(f"resource_id: no resource {resource_id!r}{hint}; resources: {', '.join(ids) or 'none'}")
+
+
+def _match_template(template: str, resource_id: str) -> dict[str, str] | None:
+    if "{" not in template:
+        return None
+    parts, given = template.split("/"), resource_id.split("/")
+    if len(parts) != len(given):
+        return None
+    filled: dict[str, str] = {}
+    for part, value in zip(parts, given, strict=True):
+        if part.startswith("{") and part.endswith("}"):
+            if not value:
+                return None
+            filled[part[1:-1]] = value
+        elif part != value:
+            return None
+    return filled
+
+
+def _require(resource: Resource, capability: str, tool: str) -> None:
+    if capability not in resource.capabilities:
+        raise ToolError(
+            f"resource_id: {resource.id!r} does not allow {capability} (its capabilities: "
+            f"{', '.join(resource.capabilities) or 'none'}), so {tool} cannot read it"
+        )
+
+
+def _store(ctx: ToolContext) -> RecordStore:
+    from .store import RecordStore
+
+    data_dir = ctx.settings.get("data_dir")
+    if not data_dir:
+        raise ToolError("the data_dir setting is empty: set it to the folder `lynxc load` writes")
+    return RecordStore.for_dir(data_dir)
+
+
+def _state(ctx: ToolContext, store: RecordStore, resource: Resource) -> ResourceState:
+    state = _current(store).resources.get(resource.name)
+    if state is None:
+        server = getattr(ctx.server, "name", "<server>")
+        raise ToolError(
+            f"{resource.id!r} holds no records yet: run `lynxc load {server} {resource.name} FILE` "
+            f"to load them (data_dir {store.data_dir})"
+        )
+    return state
+
+
+def _current(store: RecordStore) -> Any:
+    from .store import StoreError
+
+    try:
+        return store.current()
+    except StoreError as err:
+        raise ToolError(str(err)) from None
+
+
+async def _open(store: RecordStore, table: str, version: int, from_cursor: bool) -> Any:
+    from .store import StoreError, VersionGone
+
+    try:
+        return await store.table_at(table, version)
+    except VersionGone as err:
+        if from_cursor:
+            raise ToolError(
+                f"cursor: the data it pages was replaced by a newer load ({err}); "
+                "run the query again without cursor"
+            ) from None
+        raise ToolError(str(err)) from None
+    except StoreError as err:
+        raise ToolError(str(err)) from None
+
+
+def _arguments(params: Any) -> dict[str, Any]:
+    if hasattr(params, "model_dump"):
+        return params.model_dump(mode="json")
+    return dict(params) if isinstance(params, Mapping) else dict(vars(params))
+
+
+def _locales(params: Any) -> frozenset[str] | None:
+    locales = getattr(params, "locales", None)
+    return frozenset(locales) if locales else None
+
+
+def _limit(params: Any, ctx: ToolContext) -> int:
+    limit = getattr(params, "limit", None) or DEFAULT_LIMIT
+    return max(1, min(int(limit), ctx.caps.get("max_limit", 100)))
+
+
+# --- discover_resources -------------------------------------------------------------------------
+
+
+@backend(params=set(), settings=SETTINGS)
+async def discover_resources(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    resources = server_resources(ctx)
+    current = _current(_store(ctx))
+    out = []
+    for resource in resources.items:
+        state = current.resources.get(resource.name)
+        out.append(
+            {
+                "resource_id": resource.id,
+                "title": resource.title,
+                "description": resource.description,
+                "capabilities": list(resource.capabilities),
+                "record_count": state.records if state else 0,
+                "locales": list(state.locales) if state else [],
+                "parents": [p.placeholder for p in resource.parents],
+                "nested": [r.id for r in resources.nested_under(resource.name)],
+                "key": resource.key,
+            }
+        )
+    return {"resources": out}
+
+
+# --- describe_resource --------------------------------------------------------------------------
+
+
+@backend(params={"resource_id"}, required_params={"resource_id"}, settings=SETTINGS)
+async def describe_resource(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    resources = server_resources(ctx)
+    resource, _ = resolve_resource(resources, params.resource_id, None)
+    state = _current(_store(ctx)).resources.get(resource.name)
+    return describe(resources, resource, state)
+
+
+def describe(resources: Resources, resource: Resource, state: ResourceState | None) -> dict[str, Any]:
+    """describe_resource's answer for `resource` (`state`: its pointer entry, None if not loaded)."""
+    fields = []
+    for path in resource.stored_paths():
+        entry: dict[str, Any] = {
+            "path": path.path,
+            "type": "array" if path.in_array else path.field.type,
+            "sortable": is_sortable(path),
+            "ops": list(ops_for(path)),
+            "locale_keyed": kind(path) == "localized",
+        }
+        if path.in_array:
+            entry["items"] = path.field.type  # the element type the ops compare with
+        if path.field.type == "enum":
+            entry["values"] = list(path.field.values or ())
+        fields.append(entry)
+    references = []
+    for path in resource.references():
+        target = resources.by_name(path.field.to or "")
+        references.append({"field": path.path, "resource_id": target.id if target else path.field.to})
+    return {
+        "resource_id": resource.id,
+        "name": resource.name,
+        "title": resource.title,
+        "description": resource.description,
+        "key": resource.key,
+        "capabilities": list(resource.capabilities),
+        "schema": resource.schema,
+        "fields": fields,
+        "keyword_fields": list(resource.keyword),
+        "embedded_fields": list(resource.meaning),
+        "references": references,
+        "locales": list(state.locales) if state else [],
+        "nested": [r.id for r in resources.nested_under(resource.name)],
+        "parents": [p.placeholder for p in resource.parents],
+        "default_sort": [
+            {"field": s.field, "order": "desc" if s.descending else "asc"} for s in resource.sort
+        ],
+        "max_text_chars": resource.max_text_chars,
+        "record_count": state.records if state else 0,
+    }
+
+
+# --- lists (search_records, query_records) ------------------------------------------------------
+
+
+class _List:
+    """What search_records and query_records share: the resource, its filters, the table at the
+    version to read, the page asked for, and how to shape and page the answer."""
+
+    def __init__(self, params: Any, ctx: ToolContext, tool: str, capability: str):
+        self.ctx = ctx
+        self.resources = server_resources(ctx)
+        self.resource, self.parents = resolve_resource(self.resources, params.resource_id, params.parents)
+        _require(self.resource, capability, tool)
+        conditions = parse_filters(self.resources, self.resource, params.filters)
+        self.where = where_sql(conditions, parent_clauses(self.resources, self.resource, self.parents))
+        self.populate = populate_paths(self.resource, params.populate)
+        self.limit = _limit(params, ctx)
+        arguments = _arguments(params)
+        arguments.update(tool=tool, resource_id=self.resource.id, parents=self.parents)
+        self.hash = query_hash(arguments)
+        self.cursor = params.cursor
+        self.shaping = Shaping(self.resource.max_text_chars, _locales(params))
+        self.store = _store(ctx)
+
+    async def open(self) -> tuple[Any, Position, str | None]:
+        """The table to read, the page's position, and the embedder of the table's vectors."""
+        if self.cursor:
+            position = decode_cursor(self.cursor, self.hash, self.resource.name)
+            table = await _open(self.store, position.table, position.version, True)
+            return table, position, position.embedder
+        state = _state(self.ctx, self.store, self.resource)
+        table = await _open(self.store, state.table, state.version, False)
+        return table, Position(state.table, state.version, 0, state.embedder), state.embedder
+
+    async def answer(
+        self, position: Position, rows: list[dict[str, Any]], has_more: bool, relevance: Any
+    ) -> dict[str, Any]:
+        datas = [parse_data(row) for row in rows]
+        shaped = [shape_data(self.resource.fields, data, self.shaping) for data in datas]
+        await populate(
+            self.resources, datas, [s.cuts for s in shaped], self.populate, self.shaping, self._fetch
+        )
+        items = [item(row, s, relevance(row)) for row, s in zip(rows, shaped, strict=True)]
+        offset = position.offset
+        following = Position(position.table, position.version, offset + len(rows), position.embedder)
+        previous = Position(position.table, position.version, max(0, offset - self.limit), position.embedder)
+        result: dict[str, Any] = {
+            "items": items,
+            "page": {
+                "has_more": has_more,
+                "returned": len(items),
+                "limit": self.limit,
+                "next_cursor": encode_cursor(following, self.hash) if has_more else None,
+                "previous_cursor": encode_cursor(previous, self.hash) if offset > 0 else None,
+            },
+        }
+        block = truncation_block(self.resource.max_text_chars, any(s.cuts for s in shaped))
+        if block is not None:
+            result["truncation"] = block
+        return result
+
+    async def _fetch(self, target: Resource, keys: list[str]) -> dict[str, Any]:
+        return await fetch_records(self.store, target, keys)
+
+
+async def fetch_records(store: RecordStore, target: Resource, keys: list[str]) -> dict[str, Any]:
+    """The data of the records of `target` with these keys, in one lookup on its pointed table
+    (none when it was never loaded)."""
+    from .query import rows_by_key
+
+    state = _current(store).resources.get(target.name)
+    if state is None:
+        return {}
+    table = await _open(store, state.table, state.version, False)
+    rows = await rows_by_key(table, keys, ["_key", "_data"])
+    return {key: json.loads(row["_data"]) for key, row in rows.items()}
+
+
+# --- search_records -----------------------------------------------------------------------------
+
+
+@backend(
+    params={"query", "search_type", *LIST_PARAMS},
+    required_params={"query", "resource_id"},
+    caps={"max_limit"},
+    settings=SETTINGS,
+)
+async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    from .query import ROW_COLUMNS, default_order, order_keys, rows_by_key
+    from .search import DefaultOrder, Searchable, rank, relevance
+
+    listing = _List(params, ctx, "search_records", "search")
+    query = params.query
+    if not query or not query.strip():
+        raise ToolError("query: give some words to search for")
+    search_type = getattr(params.search_type, "value", params.search_type) or "hybrid"
+    table, position, embedder = await listing.open()
+    searchable = Searchable(listing.resource, embedder)
+    vector = await _embed(ctx, embedder, query) if searchable.has_vectors else None
+    order = default_order(listing.resource)
+
+    async def ordered(records: Any) -> list[str]:
+        return await ctx.run_sync(order_keys, records, order)
+
+    ranking: Ranking = await rank(
+        table, searchable, query, vector, search_type, listing.where, DefaultOrder(order.columns, ordered)
+    )
+    keys, has_more = ranking.page(position.offset, listing.limit)
+    columns = ROW_COLUMNS + (["_vector"] if vector is not None else [])
+    found = await rows_by_key(table, keys, columns)
+    rows = [found[k] for k in keys if k in found]
+    result = await listing.answer(
+        position, rows, has_more, lambda row: relevance(ranking, row["_key"], row.get("_vector"), vector)
+    )
+    result["execution_info"] = {"search_mode": ranking.mode, "applied_search_type": ranking.applied}
+    return result
+
+
+async def _embed(ctx: ToolContext, embedder: str | None, query: str) -> Any:
+    """The query's vector under the embedder the resource was loaded with, off the event loop."""
+    from lynxc.runtime.backends.retrieval.embedders import get_embedder
+
+    name = embedder or ctx.settings.get("embedder", "minilm")
+    return (await ctx.run_sync(lambda: get_embedder(name).embed([query])))[0]
+
+
+# --- query_records ------------------------------------------------------------------------------
+
+
+@backend(
+    params={"sort", *LIST_PARAMS}, required_params={"resource_id"}, caps={"max_limit"}, settings=SETTINGS
+)
+async def query_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    from .query import ROW_COLUMNS, order_keys, parse_sort, rows_by_key, selected
+
+    listing = _List(params, ctx, "query_records", "query")
+    order = parse_sort(listing.resource, params.sort)
+    table, position, _ = await listing.open()
+    records = await selected(table, listing.where, order.columns)
+    keys = await ctx.run_sync(order_keys, records, order, position.offset, listing.limit + 1)
+    has_more = len(keys) > listing.limit
+    keys = keys[: listing.limit]
+    found = await rows_by_key(table, keys, ROW_COLUMNS)
+    rows = [found[k] for k in keys if k in found]
+    return await listing.answer(position, rows, has_more, lambda row: None)
+
+
+# --- get_record ---------------------------------------------------------------------------------
+
+
+@backend(
+    params={"resource_id", "record_id", "locales", "populate", "parents"},
+    required_params={"resource_id", "record_id"},
+    settings=SETTINGS,
+)
+async def get_record(params: Any, ctx: ToolContext) -> dict[str, Any]:
+    from .query import record_row
+
+    resources = server_resources(ctx)
+    resource, parents = resolve_resource(resources, params.resource_id, params.parents)
+    _require(resource, "get_one", "get_record")
+    clauses = parent_clauses(resources, resource, parents)
+    paths = populate_paths(resource, params.populate)
+    key = str(parse_key(resource, params.record_id, "record_id"))
+    store = _store(ctx)
+    state = _state(ctx, store, resource)
+    table = await _open(store, state.table, state.version, False)
+    row = await record_row(table, key, clauses)
+    if row is None:
+        under = f" under {parents}" if parents else ""
+        raise ToolError(f"record_id: {resource.id!r} has no record {params.record_id!r}{under}")
+    shaping = Shaping(None, _locales(params))
+    data = parse_data(row)
+    shaped: Shaped = shape_data(resource.fields, data, shaping)
+
+    async def fetch(target: Resource, keys: list[str]) -> dict[str, Any]:
+        return await fetch_records(store, target, keys)
+
+    await populate(resources, [data], [shaped.cuts], paths, shaping, fetch)
+    return item(row, shaped, None, listed=False)
