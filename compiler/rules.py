@@ -587,9 +587,9 @@ _RESOURCE_DIFF_RULES = (
     ),
     (
         "RESOURCE_FIELD_BECAME_OPTIONAL",
-        "warning",
-        "A field became optional: every record still loads and no call fails, but consumers that "
-        "assumed it may now find records without it.",
+        "breaking",
+        "A field became optional: records may now lack it, and a client that reads it from every "
+        "record breaks, as with OUTPUT_REQUIRED_REMOVED (loading is unaffected).",
     ),
     (
         "RESOURCE_FIELD_TYPE_CHANGED",
