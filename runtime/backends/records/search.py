@@ -7,10 +7,9 @@
 - `hybrid`: the union of both rankings, fused by score: each ranking's scores (BM25, cosine)
   are standardized over its window, weighted by KEYWORD_WEIGHT and summed; a resource with
   only one of the two runs that one (execution_info says which).
-- `vector_boosted`: only records whose `_text` holds every query term (full-text search with
-  the terms required, the index's tokenizer and stemmer deciding what a term is); the BOOSTED
-  closest of them by meaning come first, the rest follow in the resource's default order with
-  relevance 0.
+- `vector_boosted`: `text`'s matches, only reordered (so every result holds query terms, as
+  with `text`): the BOOSTED closest of them by meaning come first, the rest follow in the
+  resource's default order with relevance 0.
 
 Filters are pre-filters: they apply inside each search, before ranking, so they never empty a
 page that has matches further down. Each mode ranks at most WINDOW records; ties are broken by
@@ -161,16 +160,16 @@ def _standardized(ranking: Sequence[tuple[str, float]]) -> list[tuple[str, float
     return [(key, (value - low) / spread) for key, value in ranking]
 
 
-def _match(query: str, every_term: bool) -> Any:
+def _match(query: str) -> Any:
     from lancedb.query import FullTextOperator, MatchQuery
 
-    operator = FullTextOperator.AND if every_term else FullTextOperator.OR
-    # A MatchQuery takes the words as they are: no query syntax (quotes, AND, parentheses) to trip on.
-    return MatchQuery(query, "_text", operator=operator)
+    # A MatchQuery takes the words as they are: no query syntax (quotes, AND, parentheses) to trip
+    # on. Any term matches, and BM25 ranks records holding more of them (and rarer ones) higher.
+    return MatchQuery(query, "_text", operator=FullTextOperator.OR)
 
 
 async def _text_ranking(table: Any, query: str, where: str | None) -> list[tuple[str, float]]:
-    builder = table.query().nearest_to_text(_match(query, False))
+    builder = table.query().nearest_to_text(_match(query))
     if where:
         builder = builder.where(where)
     rows = await _fts(builder.select(["_key", "_score"]).limit(WINDOW).to_list())
@@ -209,7 +208,7 @@ async def _vector_boosted(
 ) -> Ranking:
     import numpy as np
 
-    builder = table.query().nearest_to_text(_match(query, True))
+    builder = table.query().nearest_to_text(_match(query))
     if where:
         builder = builder.where(where)
     columns = ["_key", *(c for c in default_order.columns if c != "_key")]
@@ -226,10 +225,10 @@ async def _vector_boosted(
     rest = [key for key in await default_order.order(matches.select(columns)) if key not in lifted]
     fixed = {key: 0.0 for key in rest}
     if vector is None:
-        mode = f"keyword: every query term in {keyword}, in default order (no embeddings to boost by)"
+        mode = f"keyword: BM25 matches in {keyword}, in default order (no embeddings to boost by)"
         return Ranking(rest, "text", mode, fixed)
     mode = (
-        f"vector_boosted: every query term in {keyword}; the {BOOSTED} closest by {meaning} first, "
+        f"vector_boosted: BM25 matches in {keyword}; the {BOOSTED} closest by {meaning} first, "
         "the rest in default order"
     )
     return Ranking(boosted + rest, "vector_boosted", mode, fixed)

@@ -549,3 +549,30 @@ def test_cli_reports_and_errors(server: ServerDefinition, tmp_path: Path) -> Non
     unset = lynxc_load(server, tmp_path, "books", str(good), "--set", "colour=red")
     assert unset.returncode == 2 and "unknown setting 'colour'" in unset.stderr
     assert len(records(tmp_path / "data")) == 2
+
+
+def test_filterable_columns_and_the_key_are_indexed(
+    server: ServerDefinition, settings: dict[str, Any], tmp_path: Path
+) -> None:
+    load(
+        server,
+        "books",
+        [str(write_format(tmp_path, "jsonl"))],
+        settings=settings,
+        embedder=CountingEmbedder(),
+    )
+    update = write_jsonl(tmp_path / "more.jsonl", [{**FULL[1], "id": "a3", "status": "Final"}])
+    load(server, "books", [str(update)], settings=settings, embedder=CountingEmbedder())
+
+    async def indexed() -> tuple[dict[str, str], list[str]]:
+        store = RecordStore(settings["data_dir"])
+        table = await store.table(store.current().resources["books"])
+        kinds = {index.columns[0]: index.index_type for index in await table.list_indices()}
+        final = await table.query().where("f_status = 'Final'").select(["_key"]).to_list()
+        return kinds, sorted(row["_key"] for row in final)
+
+    kinds, final = asyncio.run(indexed())
+    assert kinds["_key"] == "BTree" and kinds["f_status"] == "Bitmap" and kinds["f_draft"] == "Bitmap"
+    assert kinds["f_year"] == "BTree" and kinds["f_tags"] == "LabelList" and kinds["_text"] == "FTS"
+    assert "f_body" not in kinds and "f_name" not in kinds  # long and localized text: scanned
+    assert final == ["a1", "a3"]  # the second load's row is found through the updated index
