@@ -1,0 +1,461 @@
+"""foxnose-knowledge end to end: its own shipped data loaded with `lynxc load`, then the five
+records tools through the generated server and a real MCP client over stdio.
+
+The PEPs and countries load whole; sections only for a few PEPs, which keeps the fixture short
+without losing a case (nested ids, parents, references into `peps`)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LYNXC, ROOT, settings_args, stdio_client
+
+pytestmark = pytest.mark.anyio
+
+DATA = ROOT / "specs" / "foxnose-knowledge" / "data"
+SECTION_PEPS = {1, 8, 20, 572, 634, 636}
+SERVER = "foxnose-knowledge"
+
+
+def load(settings: dict, resource: str, path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            LYNXC,
+            "--project",
+            str(ROOT),
+            "load",
+            SERVER,
+            resource,
+            str(path),
+            *extra,
+            *settings_args(settings),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("foxnose")
+    settings = {"data_dir": str(base / "store"), "embedder": "minilm"}
+    sections = [row for row in read_jsonl(DATA / "sections.jsonl.gz") if row["pep"] in SECTION_PEPS]
+    files = {
+        "peps": DATA / "peps.jsonl.gz",
+        "sections": write_jsonl(base / "sections.jsonl", sections),
+        "countries": DATA / "countries.jsonl.gz",
+    }
+    for resource, path in files.items():
+        done = load(settings, resource, path)
+        assert done.returncode == 0, done.stderr
+    return settings
+
+
+async def call(client, tool: str, **arguments) -> dict:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+async def refused(client, tool: str, **arguments) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    return result.content[0].text
+
+
+async def test_discover_and_describe(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        listed = await call(client, "discover_resources")
+        peps = await call(client, "describe_resource", resource_id="peps")
+        countries = await call(client, "describe_resource", resource_id="countries")
+        typo = await refused(client, "describe_resource", resource_id="pep")
+    by_id = {r["resource_id"]: r for r in listed["resources"]}
+    assert set(by_id) == {"peps", "peps/{pep}/sections", "countries"}
+    assert by_id["peps"]["record_count"] == 736 and by_id["countries"]["record_count"] == 250
+    assert by_id["peps/{pep}/sections"]["parents"] == ["pep"]
+    assert "peps/{pep}/sections" in by_id["peps"]["nested"]
+    assert {"en", "fr", "de"} <= set(by_id["countries"]["locales"])
+    assert set(by_id["peps"]["capabilities"]) == {"search", "query", "get_one"}
+    assert peps["key"] == "number" and peps["max_text_chars"] == 2000
+    assert peps["schema"]["properties"]["status"]["enum"][:2] == ["Draft", "Active"]
+    assert {"field": "requires", "resource_id": "peps"} in peps["references"]
+    assert "body" in peps["keyword_fields"] and peps["embedded_fields"]
+    assert countries["embedded_fields"] == [] and "name" in countries["keyword_fields"]
+    status = next(f for f in peps["fields"] if f["path"] == "status")
+    assert status["sortable"] and {"eq", "in", "not_in"} <= set(status["ops"])
+    assert "'peps'" in typo
+
+
+async def test_search_types(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        text = await call(
+            client, "search_records", resource_id="peps", query="assignment expressions", search_type="text"
+        )
+        hybrid = await call(
+            client, "search_records", resource_id="peps", query="assignment expressions walrus"
+        )
+        semantic = await call(
+            client,
+            "search_records",
+            resource_id="peps",
+            query="structural pattern matching",
+            search_type="semantic",
+        )
+        boosted = await call(
+            client,
+            "search_records",
+            resource_id="peps",
+            query="pattern matching",
+            search_type="vector_boosted",
+            limit=20,
+        )
+        boosted_full = [
+            await call(client, "get_record", resource_id="peps", record_id=i["id"]) for i in boosted["items"]
+        ]
+        no_vectors = await call(
+            client, "search_records", resource_id="countries", query="Germany", search_type="semantic"
+        )
+        fallback = await call(client, "search_records", resource_id="countries", query="Deutschland")
+    assert 572 in [i["data"]["number"] for i in text["items"]]
+    assert text["execution_info"]["applied_search_type"] == "text"
+    assert hybrid["execution_info"]["applied_search_type"] == "hybrid"
+    assert 572 in [i["data"]["number"] for i in hybrid["items"][:3]]
+    assert {634, 636} & {i["data"]["number"] for i in semantic["items"]}
+    for result in (text, hybrid, semantic, boosted):
+        assert len(result["items"]) <= result["page"]["limit"]
+        assert all(0 <= i["_sys"]["relevance"] <= 1 for i in result["items"])
+    # vector_boosted: every record really holds a query word; the lifted few first, then relevance 0
+    for i in boosted_full:
+        words = json.dumps(i["data"]).lower()
+        assert "pattern" in words or "match" in words  # a term, as its stem
+    relevances = [i["_sys"]["relevance"] for i in boosted["items"]]
+    lifted = [r for r in relevances if r > 0]
+    assert lifted and relevances[: len(lifted)] == lifted and set(relevances[len(lifted) :]) <= {0}
+    assert no_vectors["items"] == [] and no_vectors["execution_info"]["applied_search_type"] == "none"
+    assert fallback["execution_info"]["applied_search_type"] == "text"
+    assert fallback["items"][0]["id"] == "DEU"
+
+
+async def test_filters_and_their_errors(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        final = await call(
+            client,
+            "query_records",
+            resource_id="peps",
+            filters=[
+                {"field": "status", "value": "Final"},
+                {"field": "type", "op": "in", "value": ["Standards Track"]},
+                {"field": "created", "op": "between", "value": ["2020-01-01", "2021-12-31"]},
+            ],
+            sort=[{"field": "created", "order": "desc"}],
+            limit=100,
+        )
+        typing = await call(
+            client,
+            "query_records",
+            resource_id="peps",
+            filters=[{"field": "topic", "value": "Typing"}],
+            limit=100,
+        )
+        titled = await call(
+            client,
+            "query_records",
+            resource_id="peps",
+            filters=[{"field": "title", "op": "contains", "value": "PATTERN MATCHING"}],
+        )
+        french = await call(
+            client,
+            "query_records",
+            resource_id="countries",
+            filters=[{"field": "name.fr", "value": "Allemagne"}],
+            locales=["fr"],
+        )
+        landlocked = await call(
+            client,
+            "query_records",
+            resource_id="countries",
+            filters=[{"field": "landlocked", "value": True}, {"field": "region", "value": "Africa"}],
+            sort=[{"field": "area", "order": "desc"}],
+            limit=3,
+        )
+        unknown = await refused(
+            client, "query_records", resource_id="peps", filters=[{"field": "stauts", "value": "Final"}]
+        )
+        wrong_type = await refused(
+            client, "query_records", resource_id="peps", filters=[{"field": "number", "value": "eight"}]
+        )
+        arity = await refused(
+            client,
+            "query_records",
+            resource_id="peps",
+            filters=[{"field": "number", "op": "between", "value": [1]}],
+        )
+        bad_enum = await refused(
+            client, "query_records", resource_id="peps", filters=[{"field": "status", "value": "Finished"}]
+        )
+        too_many = await refused(client, "query_records", resource_id="peps", limit=101)
+        bad_sort = await refused(client, "query_records", resource_id="peps", sort=[{"field": "body"}])
+    rows = [i["data"] for i in final["items"]]
+    assert rows and all(
+        r["status"] == "Final" and r["type"] == "Standards Track" and "2020" <= r["created"][:4] <= "2021"
+        for r in rows
+    )
+    assert [r["created"] for r in rows] == sorted((r["created"] for r in rows), reverse=True)
+    assert final["items"][0]["_sys"]["relevance"] is None and "execution_info" not in final
+    assert typing["items"] and all("Typing" in i["data"]["topic"] for i in typing["items"])
+    assert {i["data"]["number"] for i in titled["items"]} >= {634, 636}
+    assert [i["id"] for i in french["items"]] == ["DEU"]
+    assert set(french["items"][0]["data"]["name"]) == {"fr"}
+    assert [i["id"] for i in landlocked["items"]] == ["TCD", "NER", "MLI"]
+    assert "filters.0.field" in unknown and "status" in unknown
+    assert "filters.0.value" in wrong_type
+    assert "filters.0.value" in arity and "two" in arity
+    assert "Finished" in bad_enum
+    assert "limit" in too_many and "100" in too_many
+    assert "body" in bad_sort and "sort" in bad_sort
+
+
+async def test_truncation_populate_and_get_record(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        found = await call(
+            client, "search_records", resource_id="peps", query="PEP purpose and guidelines", limit=3
+        )
+        full = await call(client, "get_record", resource_id="peps", record_id=found["items"][0]["id"])
+        populated = await call(
+            client,
+            "query_records",
+            resource_id="peps",
+            filters=[{"field": "requires", "op": "exists"}],
+            populate=["requires"],
+            limit=10,
+        )
+        borders = await call(
+            client,
+            "get_record",
+            resource_id="countries",
+            record_id="DEU",
+            populate=["borders"],
+            locales=["en"],
+        )
+        bad_populate = await refused(
+            client, "get_record", resource_id="peps", record_id="1", populate=["status"]
+        )
+        missing = await refused(client, "get_record", resource_id="peps", record_id="99999")
+    assert found["truncation"]["applied"] is True and found["truncation"]["max_text_chars"] == 2000
+    cut = found["items"][0]
+    body_cut = next(t for t in cut["_sys"]["truncated"] if t["field"] == "body")
+    assert len(cut["data"]["body"]) <= 2000 < body_cut["original_length"]
+    assert "truncated" not in full["_sys"] and full["id"] == cut["id"]
+    assert len(full["data"]["body"]) == body_cut["original_length"]
+    assert full["data"]["body"].startswith(cut["data"]["body"])
+    grafted = [r for i in populated["items"] for r in i["data"]["requires"]]
+    assert grafted and all(isinstance(r, dict) and "title" in r for r in grafted)
+    long_bodies = [
+        t
+        for i in populated["items"]
+        for t in i["_sys"].get("truncated", [])
+        if t["field"].startswith("requires")
+    ]
+    assert all(t["field"].endswith(".body") or t["field"].endswith(".abstract") for t in long_bodies)
+    neighbours = {b["cca3"]: b for b in borders["data"]["borders"]}
+    assert {"FRA", "POL", "AUT"} <= set(neighbours) and set(neighbours["FRA"]["name"]) == {"en"}
+    assert "status" in bad_populate and "reference" in bad_populate
+    assert "99999" in missing
+
+
+async def test_nested_resource_by_parents_or_path(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        by_parents = await call(
+            client, "query_records", resource_id="peps/{pep}/sections", parents={"pep": "8"}, limit=100
+        )
+        by_path = await call(client, "query_records", resource_id="peps/8/sections", limit=100)
+        searched = await call(
+            client,
+            "search_records",
+            resource_id="peps/8/sections",
+            query="imports on separate lines",
+            search_type="text",
+        )
+        top = await call(
+            client, "get_record", resource_id="peps/8/sections", record_id=searched["items"][0]["id"]
+        )
+        no_parent = await refused(client, "query_records", resource_id="peps/{pep}/sections")
+    assert by_parents["items"] and {i["data"]["pep"] for i in by_parents["items"]} == {8}
+    assert [i["id"] for i in by_parents["items"]] == [i["id"] for i in by_path["items"]]
+    assert {i["data"]["pep"] for i in searched["items"]} == {8}
+    assert "separate lines" in top["data"]["body"]
+    assert "pep" in no_parent
+
+
+async def test_paging_reads_each_record_once_and_cursors_are_bound(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        seen, cursors, cursor = [], [], None
+        while True:
+            arguments = {"resource_id": "countries", "sort": [{"field": "cca3"}], "limit": 100}
+            page = await call(client, "query_records", **arguments, **({"cursor": cursor} if cursor else {}))
+            seen += [i["id"] for i in page["items"]]
+            cursor = page["page"]["next_cursor"]
+            assert page["page"]["has_more"] is (cursor is not None)
+            if cursor is None:
+                break
+            cursors.append(cursor)
+        other = await refused(
+            client,
+            "query_records",
+            resource_id="countries",
+            filters=[{"field": "landlocked", "value": True}],
+            cursor=cursors[0],
+        )
+        garbled = await refused(client, "query_records", resource_id="countries", cursor="not-a-cursor")
+        searched = await call(client, "search_records", resource_id="peps", query="python", limit=5)
+        second = await call(
+            client,
+            "search_records",
+            resource_id="peps",
+            query="python",
+            limit=5,
+            cursor=searched["page"]["next_cursor"],
+        )
+    assert len(cursors) == 2 and len(seen) == 250 and seen == sorted(set(seen))
+    assert "cursor" in other and "query" in other
+    assert "cursor" in garbled
+    assert not {i["id"] for i in searched["items"]} & {i["id"] for i in second["items"]}
+    assert second["page"]["previous_cursor"]
+
+
+async def test_a_load_while_paging_and_several_servers(tmp_path: Path) -> None:
+    """Two server processes serve one store while a load replaces part of it: a paging client
+    reads the version it started on (every record once, none twice), and both servers see the
+    new data on their next call."""
+    settings = {"data_dir": str(tmp_path / "store"), "embedder": "static"}
+    countries = read_jsonl(DATA / "countries.jsonl.gz")
+    assert load(settings, "countries", DATA / "countries.jsonl.gz").returncode == 0
+    changed = [dict(c, flag="changed") for c in countries[20:30]]
+    added = [dict(countries[0], cca3=f"ZZ{n}", cca2=f"Z{n}", borders=[]) for n in range(5)]
+    update = write_jsonl(tmp_path / "update.jsonl", countries[30:] + changed + added)
+    arguments = {"resource_id": "countries", "sort": [{"field": "cca3"}], "limit": 50}
+    async with stdio_client(SERVER, settings) as reader, stdio_client(SERVER, settings) as other:
+        first = await call(reader, "query_records", **arguments)
+        await call(other, "discover_resources")
+        done = load(settings, "countries", update, "--delete-missing")
+        assert done.returncode == 0, done.stderr
+        seen, cursor = [i["id"] for i in first["items"]], first["page"]["next_cursor"]
+        while cursor:
+            page = await call(reader, "query_records", **arguments, cursor=cursor)
+            seen += [i["id"] for i in page["items"]]
+            cursor = page["page"]["next_cursor"]
+        fresh = [await call(client, "discover_resources") for client in (reader, other)]
+        revised = await call(other, "get_record", resource_id="countries", record_id=countries[25]["cca3"])
+        kept = await call(other, "get_record", resource_id="countries", record_id=countries[40]["cca3"])
+        gone = await refused(other, "get_record", resource_id="countries", record_id=countries[5]["cca3"])
+    assert sorted(seen) == sorted(c["cca3"] for c in countries) and len(seen) == len(set(seen))
+    for listed in fresh:
+        assert {r["resource_id"]: r["record_count"] for r in listed["resources"]}["countries"] == 250 - 20 + 5
+    assert revised["data"]["flag"] == "changed" and revised["_sys"]["revision"] != kept["_sys"]["revision"]
+    assert revised["_sys"]["updated_at"] > revised["_sys"]["created_at"] == kept["_sys"]["created_at"]
+    assert countries[5]["cca3"] in gone
+
+
+async def test_every_argument_error_names_its_field(settings: dict) -> None:
+    async with stdio_client(SERVER, settings) as client:
+        checks = {
+            "unknown placeholder": await refused(
+                client, "query_records", resource_id="peps/{pep}/sections", parents={"pep": "8", "pop": "1"}
+            ),
+            "parent key type": await refused(client, "query_records", resource_id="peps/eight/sections"),
+            "unknown id": await refused(client, "query_records", resource_id="peps/8/chapters"),
+            "populate typo": await refused(
+                client, "get_record", resource_id="peps", record_id="8", populate=["require"]
+            ),
+            "empty query": await refused(client, "search_records", resource_id="peps", query=""),
+            "search type": await refused(
+                client, "search_records", resource_id="peps", query="x", search_type="fuzzy"
+            ),
+            "op": await refused(
+                client,
+                "query_records",
+                resource_id="peps",
+                filters=[{"field": "number", "op": "like", "value": 1}],
+            ),
+            "op for type": await refused(
+                client,
+                "query_records",
+                resource_id="countries",
+                filters=[{"field": "landlocked", "op": "gt", "value": True}],
+            ),
+            "date": await refused(
+                client,
+                "query_records",
+                resource_id="peps",
+                filters=[{"field": "created", "op": "gte", "value": "2020-13-01"}],
+            ),
+            "in needs a list": await refused(
+                client,
+                "query_records",
+                resource_id="peps",
+                filters=[{"field": "number", "op": "in", "value": 8}],
+            ),
+            "sort typo": await refused(
+                client, "query_records", resource_id="peps", sort=[{"field": "creatd"}]
+            ),
+            "record id type": await refused(client, "get_record", resource_id="peps", record_id="eight"),
+        }
+        unknown_locale = await call(
+            client, "get_record", resource_id="countries", record_id="FRA", locales=["xx"]
+        )
+        nested_paths = await call(
+            client,
+            "query_records",
+            resource_id="countries",
+            filters=[
+                {"field": "demonym.female", "value": "French"},
+                {"field": "currencies", "op": "exists"},
+                {"field": "subregion", "op": "not_in", "value": ["Western Africa"]},
+                {"field": "area", "op": "gt", "value": 500000},
+                {"field": "independent", "op": "ne", "value": False},
+            ],
+        )
+        absent = await call(
+            client,
+            "query_records",
+            resource_id="peps",
+            filters=[
+                {"field": "python_version", "op": "exists", "value": False},
+                {"field": "number", "op": "lte", "value": 10},
+            ],
+            limit=20,
+        )
+    expected = {
+        "unknown placeholder": "pop",
+        "parent key type": "eight",
+        "unknown id": "peps/8/chapters",
+        "populate typo": "requires",
+        "empty query": "query",
+        "search type": "search_type",
+        "op": "filters.0.op",
+        "op for type": "filters.0.op",
+        "date": "filters.0.value",
+        "in needs a list": "filters.0.value",
+        "sort typo": "created",
+        "record id type": "record_id",
+    }
+    for case, needle in expected.items():
+        assert needle in checks[case], (case, checks[case])
+    assert unknown_locale["data"]["name"] == {} and unknown_locale["id"] == "FRA"
+    assert [i["id"] for i in nested_paths["items"]] == ["FRA"]
+    assert absent["items"] and all("python_version" not in i["data"] for i in absent["items"])
