@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
-import json
-import math
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from records_common import cranfield, ndcg_at_10  # bench/ is the script's folder, first on sys.path
 
 from lynxc.runtime.backends.lynx.indexer import index_source
 from lynxc.runtime.backends.lynx.ranking import search
@@ -28,29 +26,11 @@ from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import Store
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
-DATA = Path(__file__).resolve().parent / "data" / "cranfield"
-
 
 def load() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
-    corpus = {}
-    for line in gzip.decompress((DATA / "corpus.jsonl.gz").read_bytes()).decode().splitlines():
-        doc = json.loads(line)
-        corpus[doc["_id"]] = f"{doc['title']}\n{doc['text']}"
-    lines = gzip.decompress((DATA / "queries.jsonl.gz").read_bytes()).decode().splitlines()
-    queries = {json.loads(line)["_id"]: json.loads(line)["text"] for line in lines}
-    qrels: dict[str, dict[str, int]] = {}
-    for line in (DATA / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        query, doc, score = line.split("\t")
-        if int(score) > 0:
-            qrels.setdefault(query, {})[doc] = int(score)
-    return corpus, queries, qrels
-
-
-def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
-    dcg = sum((2 ** relevant.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:10]))
-    ideal = sorted(relevant.values(), reverse=True)[:10]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
+    """Cranfield with each document as one text, title first."""
+    corpus, queries, qrels = cranfield()
+    return {doc: f"{d['title']}\n{d['text']}" for doc, d in corpus.items()}, queries, qrels
 
 
 def recall_at_100(ranked: list[str], relevant: dict[str, int]) -> float:
