@@ -64,14 +64,14 @@ SERVER = ServerDefinition(
     files_sha256={
         'models/describe_resource.py': '60d4547738adaaa8040cd860d958c9d8f2331239368ac91aaa35b889b3cce031',
         'models/discover_resources.py': 'cf215b16c0043db6977b7a319204729d695b55379cc08b8ccac38b261ba95c17',
-        'models/get_record.py': '4445fbd1b23a78508c7b454a0429d596cb0e870f6a7a72cf14ddf07c3c8cd7b2',
-        'models/query_records.py': 'acaafa22aa5a64e391fc9cc9a9fee43d639b880eb594fecda02e21c32813cfdc',
+        'models/get_record.py': '307003d91f0bd584561ba27972db47dbcf0e63a5a3436b7f855417209b3e9f39',
+        'models/query_records.py': '15646a710a73f57cb5df4be7f4a5023a91843b15969966cbf1c9a349843e370c',
         'models/records_countries.py': 'd2637afa734ec7b66c0ab272b6a3e6963a3e1869cf4a3473def8ce60f93841be',
         'models/records_peps.py': 'bcc178266c7803c1dc51b343e2e2321aef68311291e160a94967957076b1e08e',
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
-        'models/search_records.py': '80bfca3ad8c568932914d7735e40e3280d392d91ed97b8fa70181f62da654fb5',
+        'models/search_records.py': 'ab671cb03979e8b09a90d8a845c6bb6af626f3063426af73ffd2729e41522c65',
         'resources.json': '72771c15d19ed730956603b2d6558dae395a72cc98270e79f3492d5e2dd2d35b',
-        'tools.json': '8911a48d6b387c4609d44478bc9ea2755959ca8cc1f1bc119ba4074f2ae6d551',
+        'tools.json': 'cfaa83e45db3f3d354e7ee2ef41f410a0de3afd9ea048b535586c8afaa09077e',
     },
     resources='resources.json',
 )

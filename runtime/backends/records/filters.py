@@ -409,8 +409,9 @@ def _element(c: Condition, column: str) -> str:
 
 
 def parent_clauses(resources: Resources, resource: Resource, parents: Mapping[str, str]) -> list[str]:
-    """SQL conditions selecting the records under the given parents; every placeholder of the
-    resource's id must have a value, and no other may be given."""
+    """SQL conditions selecting the records under the given parents. A placeholder left without
+    a value selects nothing: the records under every parent are searched (record keys are unique
+    across parents, so get_record needs none either). A placeholder the id lacks is an error."""
     known = {p.placeholder: p for p in resource.parents}
     unknown = [name for name in parents if name not in known]
     if unknown:
@@ -422,10 +423,7 @@ def parent_clauses(resources: Resources, resource: Resource, parents: Mapping[st
     clauses = []
     for placeholder, parent in known.items():
         if placeholder not in parents:
-            raise ToolError(
-                f"parents.{placeholder}: {resource.id!r} is nested; give the {parent.resource!r} key as "
-                f"parents {{{placeholder!r}: KEY}} or put it in resource_id"
-            )
+            continue
         target = resources.by_name(parent.resource)
         value = parents[placeholder]
         if not isinstance(value, str):

@@ -428,14 +428,16 @@ def test_get_record_under_parents(store: Path) -> None:
     assert found["data"]["n"] == 2
     with pytest.raises(ToolError, match=r"has no record 'i00-1-2' under \{'item': 'i01', 'person': '1'\}"):
         call(tools.get_record, store, resource_id="items/i01/people/1/sections", record_id="i00-1-2")
-    with pytest.raises(ToolError, match=r"parents\.person: .* is nested; give the 'people' key"):
-        call(
-            tools.get_record,
-            store,
-            resource_id="items/{item}/people/{person}/sections",
-            parents={"item": "i00"},
-            record_id="x",
-        )
+    one_parent = call(
+        tools.get_record,
+        store,
+        resource_id="items/{item}/people/{person}/sections",
+        parents={"item": "i00"},
+        record_id="i00-2-1",
+    )
+    assert one_parent["data"]["person"] == 2  # an unfilled placeholder reaches every parent
+    listed = call(tools.query_records, store, resource_id="items/{item}/people/{person}/sections", limit=100)
+    assert len(listed["items"]) == len(SECTIONS)
 
 
 # --- discover and describe ------------------------------------------------------------------
