@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from lynxc.runtime.errors import ToolError
@@ -88,13 +89,20 @@ async def selected(table: Any, where: str | None, columns: Sequence[str]) -> Any
 def order_keys(records: Any, order: Order, offset: int = 0, limit: int | None = None) -> list[str]:
     """Keys of an Arrow table's records in `order`, from `offset`, at most `limit` (blocking:
     run it with ctx.run_sync)."""
-    import duckdb
-
-    with duckdb.connect(":memory:") as db:
+    with _duckdb().cursor() as db:  # a cursor is its own connection: its `records` is its own
         db.register("records", records)
         page = f" LIMIT {int(limit)}" if limit is not None else ""
         sql = f"SELECT _key FROM records ORDER BY {order.sql()}{page} OFFSET {int(offset)}"
         return [row[0] for row in db.execute(sql).fetchall()]
+
+
+@cache
+def _duckdb() -> Any:
+    """One in-memory DuckDB per process: opening one costs ~14 ms, more than the sort of a
+    20,000-record selection (measured), while a cursor of it costs ~0.1 ms and is thread-safe."""
+    import duckdb
+
+    return duckdb.connect(":memory:")
 
 
 async def rows_by_key(
