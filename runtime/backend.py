@@ -36,6 +36,7 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "records.search_records": "lynxc.runtime.backends.records.tools:search_records",
     "records.query_records": "lynxc.runtime.backends.records.tools:query_records",
     "records.get_record": "lynxc.runtime.backends.records.tools:get_record",
+    "sql.query": "lynxc.runtime.backends.sql.tools:run_sql",
 }
 
 

@@ -40,6 +40,8 @@ class ServerDefinition:
     files_sha256: Mapping[str, str] = field(default_factory=dict)
     # A records server's resources.json (relative to `folder`), or None: the server declares none.
     resources: str | None = None
+    # A server with SQL tools: its sql.json (relative to `folder`), or None.
+    sql: str | None = None
     # The checked bytes of those files, kept from start-up: a tool's models load on its first
     # call, and by then a rebuild may have swapped the folder; the server keeps serving its own
     # build instead of reading the new one (and nothing can change between check and import).
@@ -68,6 +70,18 @@ class ServerDefinition:
             text = self.read_checked(self.resources) if self.resources else '{"format": 1, "resources": []}'
             resources = self._parsed["resources"] = module.parse_resources(text)
         return resources
+
+    def sql_catalog(self) -> Any:
+        """The SQL tools' statements and data (sql.json, parsed once by the sql backend)."""
+        catalog = self._parsed.get("sql")
+        if catalog is None:
+            if not self.sql:
+                raise DefinitionError(
+                    f"{self.folder / 'server.py'} declares no SQL tools (run `lynxc build`)"
+                )
+            module = importlib.import_module(SQL_CATALOG)
+            catalog = self._parsed["sql"] = module.parse_catalog(self.read_checked(self.sql))
+        return catalog
 
     def load_record_model(self, resource: Resource) -> type:
         """The Pydantic class `Record` of one record of `resource`, from its checked model file."""
@@ -109,6 +123,7 @@ class ServerDefinition:
 
 # Parses resources.json; imported by name when first needed, like every backend module.
 RECORDS_DEFINITIONS = "lynxc.runtime.backends.records.definitions"
+SQL_CATALOG = "lynxc.runtime.backends.sql.catalog"  # parses sql.json, imported by name too
 GENERATED_KEY = "_generated"  # where tools.json keeps its header (compiler/wire.py writes it)
 
 

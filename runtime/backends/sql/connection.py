@@ -1,0 +1,391 @@
+"""The DuckDB database a server's SQL tools run in: opened once per process, sandboxed, checked.
+
+One in-memory DuckDB per (server folder, catalog, data settings, threads), opened on the first
+call and reused: opening, attaching and binding the views costs far more than a call, while a
+cursor of it (a connection of its own, safe to use from its own worker thread) costs ~0.1 ms.
+
+Opening, in this order:
+1. `duckdb.connect(':memory:', config={'threads': N})` and `SET GLOBAL TimeZone='UTC'` (cursors
+   inherit it; TIMESTAMPTZ values are then fetched in UTC, as types.py renders them);
+2. the database file, if declared, is ATTACHed as `lynxc_data`, READ_ONLY unless the spec
+   allows writes: a read-only DuckDB instance cannot host the in-memory catalog the views live
+   in, and temporary views are private to the connection that made them, so the views live in
+   `memory.main` and every cursor resolves names through `search_path` (the database first);
+3. one view per declared view, over the file or glob a setting names (views.reader_call:
+   path and options are SQL literals, never code; they come from the operator, not callers);
+4. the sandbox: DuckDB may read only the views' files (a file's path, a glob's base folder) and
+   the database file; then external access is switched off and the configuration locked, so
+   no statement can read another file (read_csv('/etc/passwd')), write one (COPY), attach,
+   install or load anything, or SET its way out;
+5. the drift check: each tool's statement is bound (never run) with typed NULL parameters and
+   its result columns compared with what `lynxc build` recorded. A tool whose data changed
+   (a column retyped, renamed, gone; a file gone) answers every call with an error saying
+   what changed, while the other tools keep working.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lynxc.runtime.errors import ToolError
+
+from .catalog import SqlCatalog, SqlTool, SqlView
+from .types import UnsupportedType, row_converter, same_type, type_tree
+from .views import quoted, reader_call, sql_literal
+
+T = TypeVar("T")
+
+DEFAULT_THREADS = 2
+DATA_CATALOG = "lynxc_data"  # what the database file is attached as
+GLOB_CHARACTERS = frozenset("*?[{")
+# After a timeout or a cancel, how long a call keeps interrupting DuckDB before giving up on it.
+STOP_GRACE_SECONDS = 10.0
+_REINTERRUPT_SECONDS = 0.02
+
+
+class OpenError(ToolError):
+    """The data could not be opened (a setting unset, the database file missing or unreadable):
+    every call says so, and the next call tries again."""
+
+
+@dataclass
+class Database:
+    """A sandboxed DuckDB of one server, and what the drift check found per tool."""
+
+    connection: Any  # duckdb.DuckDBPyConnection
+    catalog: SqlCatalog
+    search_path: str | None
+    # Per tool: why it cannot run (data drift), or its row converter.
+    problems: dict[str, str] = field(default_factory=dict)
+    converters: dict[str, Callable[[tuple], dict[str, Any]]] = field(default_factory=dict)
+    param_types: dict[str, Any] = field(default_factory=dict)  # "tool\0param" -> DuckDBPyType
+
+    def cursor(self) -> Any:
+        """A connection of its own for one call (use it from one thread, close it after)."""
+        cursor = self.connection.cursor()
+        if self.search_path is not None:
+            # search_path is per connection (DuckDB refuses SET GLOBAL for it) and stays
+            # settable after lock_configuration; statements cannot SET (they run wrapped).
+            cursor.execute(f"SET search_path = {sql_literal(self.search_path)}")
+        return cursor
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+# --- one database per process per server and settings -------------------------------------------
+
+_databases: dict[tuple[Any, ...], Database] = {}
+_lock = threading.Lock()
+
+
+def database_for(server: Any, catalog: SqlCatalog, settings: Mapping[str, Any]) -> Database:
+    """The open database of `server` for these settings, opened on first use (blocking: run it
+    in a worker thread). Raises OpenError when the data cannot be opened."""
+    key = (
+        str(getattr(server, "folder", id(server))),
+        id(catalog),  # the catalog is kept by the entry below, so its id is not reused
+        threads(catalog, settings),
+        *(str(settings.get(name)) for name in catalog.data_settings()),
+    )
+    with _lock:
+        database = _databases.get(key)
+        if database is None or database.catalog is not catalog:
+            database = _databases[key] = open_database(catalog, settings)
+        return database
+
+
+def close_databases() -> None:
+    """Close every database this process opened (tests; a server just exits)."""
+    with _lock:
+        for database in _databases.values():
+            database.close()
+        _databases.clear()
+
+
+def threads(catalog: SqlCatalog, settings: Mapping[str, Any]) -> int:
+    value = settings.get(catalog.threads_setting, DEFAULT_THREADS)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OpenError(f"setting {catalog.threads_setting!r}: {value!r} is not a positive integer")
+    return value
+
+
+# --- opening --------------------------------------------------------------------------------------
+
+
+def open_database(catalog: SqlCatalog, settings: Mapping[str, Any]) -> Database:
+    """Open, sandbox and check the data `catalog` declares, with paths from `settings`."""
+    import duckdb
+
+    con = duckdb.connect(":memory:", config={"threads": threads(catalog, settings)})
+    try:
+        con.execute("SET GLOBAL TimeZone = 'UTC'")
+        allowed: list[str] = []
+        search_path = None
+        if catalog.database is not None:
+            path = _database_file(catalog, settings)
+            mode = "" if catalog.database.writable else " (READ_ONLY)"
+            try:
+                con.execute(f"ATTACH {sql_literal(path)} AS {DATA_CATALOG}{mode}")
+            except duckdb.Error as err:
+                raise OpenError(
+                    f"setting {catalog.database.setting!r}: cannot open the DuckDB database {path!r}: "
+                    f"{first_paragraph(err)}"
+                ) from None
+            allowed += [path, path + ".wal"]  # a writable database logs beside itself
+            search_path = f"{DATA_CATALOG}.main,memory.main"
+        view_errors: dict[str, str] = {}
+        folders: list[str] = []
+        for view in catalog.views:
+            location = settings.get(view.setting)
+            if not isinstance(location, str) or not location:
+                view_errors[view.name.lower()] = f"setting {view.setting!r} is not set"
+                continue
+            base, is_glob = _base_folder(location)
+            (folders if is_glob else allowed).append(base if is_glob else location)
+            try:
+                con.execute(f"CREATE VIEW {quoted(view.name)} AS SELECT * FROM {_reader(view, location)}")
+            except duckdb.Error as err:
+                view_errors[view.name.lower()] = (
+                    f"view `{view.name}` cannot read setting {view.setting!r} ({location}): "
+                    f"{first_paragraph(err)}"
+                )
+        _sandbox(con, folders, allowed)
+        database = Database(con, catalog, search_path)
+        _check_tools(database, view_errors)
+        return database
+    except BaseException:
+        con.close()
+        raise
+
+
+def _database_file(catalog: SqlCatalog, settings: Mapping[str, Any]) -> str:
+    assert catalog.database is not None
+    setting = catalog.database.setting
+    path = settings.get(setting)
+    if not isinstance(path, str) or not path:
+        raise OpenError(f"setting {setting!r} is not set: it names the DuckDB database file to read")
+    if not os.path.isfile(path):
+        # ATTACH would create an empty database where a writable one is missing: say so instead.
+        raise OpenError(f"setting {setting!r}: no DuckDB database file at {path!r}")
+    return os.path.abspath(path)
+
+
+def _reader(view: SqlView, location: str) -> str:
+    try:
+        return reader_call(view.reader, location, view.options_dict())
+    except (TypeError, ValueError) as err:
+        raise OpenError(f"view `{view.name}`: {err}") from None
+
+
+def _base_folder(location: str) -> tuple[str, bool]:
+    """(the folder a glob reads under, True), or (the path, False) for one file."""
+    parts = Path(location).parts
+    for i, part in enumerate(parts):
+        if GLOB_CHARACTERS & set(part):
+            return os.path.join(*parts[:i]) if i else os.sep, True
+    return location, False
+
+
+def _sandbox(con: Any, folders: list[str], files: list[str]) -> None:
+    """Allow reading only `folders` (and below) and `files`, then turn external access off and
+    lock the configuration: after this, no statement can change either."""
+    directories = [os.path.join(os.path.abspath(folder), "") for folder in folders]  # trailing /
+    paths = [os.path.abspath(path) for path in files]
+    if directories:
+        con.execute(f"SET allowed_directories = {sql_literal(directories)}")
+    if paths:
+        con.execute(f"SET allowed_paths = {sql_literal(paths)}")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET lock_configuration = true")
+
+
+# --- the drift check ------------------------------------------------------------------------------
+
+
+def _check_tools(database: Database, view_errors: Mapping[str, str]) -> None:
+    import duckdb
+
+    for tool in database.catalog.tools.values():
+        try:
+            for param in tool.params:
+                database.param_types[param_key(tool.name, param.name)] = duckdb.sqltype(param.type)
+            database.converters[tool.name] = row_converter([column.as_dict() for column in tool.columns])
+        except (duckdb.Error, UnsupportedType, ValueError) as err:
+            why = first_paragraph(err)
+            database.problems[tool.name] = f"{tool.name!r} cannot run: {why} (run `lynxc build`)"
+            continue
+        cursor = database.cursor()
+        try:
+            problem = drift(cursor, database, tool, view_errors)
+        finally:
+            cursor.close()
+        if problem is not None:
+            database.problems[tool.name] = problem
+
+
+def param_key(tool: str, param: str) -> str:
+    return f"{tool}\0{param}"
+
+
+def drift(cursor: Any, database: Database, tool: SqlTool, view_errors: Mapping[str, str]) -> str | None:
+    """Why `tool` no longer fits its data, or None. The statement is bound, never run."""
+    import duckdb
+
+    views = _views_read(tool, database.catalog)
+    failed = [view_errors[name] for name in views if name in view_errors]
+    if failed:
+        return "; ".join(failed) + f" (so {tool.name!r} cannot run)"
+    try:
+        found = _result_types(cursor, database, tool)
+    except duckdb.Error as err:
+        return _changed(database.catalog, views, f"the statement no longer binds: {first_paragraph(err)}")
+    if found is None:
+        return None
+    names = [name for name, _ in found]
+    declared = [column.name for column in tool.columns]
+    if all(names) and names != declared:  # a write statement's names are not known: ""
+        return _changed(
+            database.catalog, views, f"its columns are now ({', '.join(names)}), were ({', '.join(declared)})"
+        )
+    if len(found) != len(tool.columns):
+        return _changed(database.catalog, views, f"it now has {len(found)} columns, was {len(tool.columns)}")
+    changes = []
+    for column, (_, live) in zip(tool.columns, found, strict=True):
+        was = column.type.get("sql", "?")
+        if isinstance(live, str):  # a write statement: only the type's SQL text is known
+            same, now = live == was, live
+        else:
+            try:
+                same, now = same_type(dict(column.type), type_tree(live)), str(live)
+            except UnsupportedType:
+                same, now = False, str(live)
+        if not same:
+            changes.append(f"column `{column.name}` is now {now}, was {was}")
+    return _changed(database.catalog, views, "; ".join(changes)) if changes else None
+
+
+def _result_types(cursor: Any, database: Database, tool: SqlTool) -> list[tuple[str, Any]] | None:
+    """(name, DuckDBPyType) per result column of the statement bound with typed NULLs. A write
+    statement is only prepared (it cannot be wrapped in a SELECT) and gives its types as text,
+    without names; None when DuckDB cannot say before running it."""
+    args = ", ".join(
+        f"{quoted(p.name)} := CAST(NULL AS {database.param_types[param_key(tool.name, p.name)]})"
+        for p in tool.params
+    )
+    if not tool.read_only:
+        cursor.execute(f"PREPARE lynxc_probe AS {tool.wrapped}")
+        row = cursor.execute(
+            "SELECT result_types FROM duckdb_prepared_statements() WHERE name = 'lynxc_probe'"
+        ).fetchone()
+        cursor.execute("DEALLOCATE lynxc_probe")
+        return None if not row or row[0] is None else [("", text) for text in row[0]]
+    # LIMIT 0 over the capped statement: DuckDB plans an empty result and reads no rows.
+    cursor.execute(f"PREPARE lynxc_probe AS SELECT * FROM ({tool.wrapped}) AS lynxc_probe LIMIT 0")
+    try:
+        description = cursor.execute(
+            f"EXECUTE lynxc_probe({args})" if args else "EXECUTE lynxc_probe"
+        ).description
+    finally:
+        cursor.execute("DEALLOCATE lynxc_probe")
+    return [(column[0], column[1]) for column in description]
+
+
+def _views_read(tool: SqlTool, catalog: SqlCatalog) -> list[str]:
+    """The declared views (lower-case names) the statement names, in declaration order."""
+    import duckdb
+
+    text = tool.statement
+    tokens = duckdb.tokenize(text)
+    words = set()
+    for i, (start, kind) in enumerate(tokens):
+        if kind == duckdb.token_type.identifier:
+            end = tokens[i + 1][0] if i + 1 < len(tokens) else len(text)
+            words.add(text[start:end].strip().strip('"').lower())
+    return [view.name.lower() for view in catalog.views if view.name.lower() in words]
+
+
+def _changed(catalog: SqlCatalog, views: list[str], what: str) -> str:
+    settings = [view.setting for view in catalog.views if view.name.lower() in views]
+    if not settings:  # no view named: the database's tables, or what DuckDB read otherwise
+        settings = [catalog.database.setting] if catalog.database else list(catalog.data_settings())
+    behind = " or ".join(dict.fromkeys(settings)) or "the server's data"
+    return f"the data behind {behind} changed since lynxc build: {what}; rebuild against the new data"
+
+
+# --- one call's cursor ----------------------------------------------------------------------------
+
+
+class CallStopped(ToolError):
+    """The call was stopped before its statement started."""
+
+
+class Call:
+    """One call's cursor: used on a worker thread, interruptible from any other.
+
+    DuckDB's `interrupt()` stops the statement running on that connection, and is lost when
+    none is running yet; so a stop keeps interrupting until the worker is done. A lock keeps
+    `interrupt()` off a cursor being closed."""
+
+    def __init__(self, database: Database):
+        self._database = database
+        self._cursor: Any = None
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._closed = False
+        self.finished = threading.Event()
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """work(cursor) on this thread; the cursor is closed after."""
+        try:
+            with self._lock:
+                if self._stopped:
+                    raise CallStopped("the call was stopped before it started")
+                self._cursor = self._database.cursor()
+            return work(self._cursor)
+        finally:
+            with self._lock:
+                self._closed = True
+                if self._cursor is not None:
+                    self._cursor.close()
+            self.finished.set()
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self._cursor is not None and not self._closed:
+                self._cursor.interrupt()
+
+    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Interrupt now, and again from a daemon thread until the work is done (or `grace`
+        seconds passed: a statement DuckDB cannot interrupt is left to finish on its own)."""
+        self.interrupt()
+        if not self.finished.is_set():
+            threading.Thread(target=self._keep_interrupting, args=(grace,), daemon=True).start()
+
+    def _keep_interrupting(self, grace: float) -> None:
+        waited = 0.0
+        while waited < grace and not self.finished.wait(_REINTERRUPT_SECONDS):
+            self.interrupt()
+            waited += _REINTERRUPT_SECONDS
+
+
+def first_paragraph(err: BaseException) -> str:
+    """DuckDB's message without the statement excerpt it appends ("LINE 1: ..." and a caret),
+    on one line."""
+    text = str(err).strip()
+    head = text.split("\n\n", 1)[0]
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    kept = []
+    for line in lines:
+        if line.startswith("LINE "):
+            break
+        kept.append(line)
+    return " ".join(kept) or type(err).__name__
