@@ -178,6 +178,71 @@ class ResourceIR:
 
 
 @dataclass(frozen=True)
+class SqlParamIR:
+    """A declared parameter of a SQL tool and the DuckDB type its values bind as."""
+
+    name: str
+    duckdb_type: str
+
+
+@dataclass(frozen=True)
+class SqlColumnIR:
+    """One result column: its name, DuckDB type tree (runtime/backends/sql/types.py) and whether
+    it can hold NULL (unless proven otherwise, it can)."""
+
+    name: str
+    type_json: str
+    nullable: bool
+
+
+@dataclass(frozen=True)
+class SqlToolIR:
+    """A tool whose behaviour is one DuckDB statement, as checked against the declared data."""
+
+    tool: str
+    statement: str  # as written
+    wrapped: str  # what runs: the statement under the row cap
+    params: tuple[SqlParamIR, ...]
+    columns: tuple[SqlColumnIR, ...]
+    result: str  # "many" or "one"
+    max_rows: int
+    read_only: bool
+    source: str  # the .sql file it is written in, or "" when inline in the spec
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "statement": self.statement,
+            "wrapped": self.wrapped,
+            "params": [{"name": p.name, "type": p.duckdb_type} for p in self.params],
+            "columns": [
+                {"name": c.name, "type": json.loads(c.type_json), "nullable": c.nullable}
+                for c in self.columns
+            ],
+            "result": self.result,
+            "max_rows": self.max_rows,
+            "read_only": self.read_only,
+        }
+
+
+@dataclass(frozen=True)
+class SqlViewIR:
+    name: str
+    reader: str  # read_parquet, read_csv or read_json
+    setting: str  # the setting that holds its file path or glob
+    options_json: str
+
+
+@dataclass(frozen=True)
+class SqlDataIR:
+    """A server's DuckDB data and its SQL tools, as generated/<server>/sql.json holds them."""
+
+    database_setting: str | None
+    writable: bool
+    views: tuple[SqlViewIR, ...]
+    tools: tuple[SqlToolIR, ...]
+
+
+@dataclass(frozen=True)
 class ServerIR:
     name: str
     version: str
@@ -189,6 +254,7 @@ class ServerIR:
     version_span: Span
     acknowledgements: tuple[AcknowledgementIR, ...] = ()
     resources: tuple[ResourceIR, ...] = ()
+    sql: SqlDataIR | None = None
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads
@@ -199,6 +265,34 @@ def resources_document(server: ServerIR) -> dict[str, Any]:
     every resource of the server in declaration order. Lives beside the IR because it is the
     IR's own projection, read by emit (to write the file) and by review (to compare versions)."""
     return {"format": RESOURCES_FORMAT, "resources": [resource.entry() for resource in server.resources]}
+
+
+SQL_FORMAT = 1  # the `format` of sql.json that runtime/backends/sql reads
+SQL_SETTINGS = {"threads": "duckdb_threads", "timeout": "sql_timeout_seconds"}
+
+
+def sql_document(server: ServerIR) -> dict[str, Any]:
+    """The content of generated/<server>/sql.json (without its `_generated` header)."""
+    sql = server.sql
+    assert sql is not None
+    database = {"setting": sql.database_setting, "writable": sql.writable} if sql.database_setting else None
+    return {
+        "format": SQL_FORMAT,
+        "data": {
+            "database": database,
+            "views": [
+                {
+                    "name": v.name,
+                    "reader": v.reader,
+                    "setting": v.setting,
+                    "options": json.loads(v.options_json),
+                }
+                for v in sql.views
+            ],
+        },
+        "settings": dict(SQL_SETTINGS),
+        "tools": {t.tool: t.entry() for t in sql.tools},
+    }
 
 
 def canonical_json(value: Any) -> str:

@@ -54,3 +54,10 @@ MAX_TOOLS_LIST_BYTES = 16 * 1024 * 1024
 # backend module that loads a heavy library at import (pandas, torch) takes a few seconds on a
 # slow laptop; beyond this the import is hanging, and the build says so instead of waiting.
 BACKEND_IMPORT_TIMEOUT = 10.0
+
+# SQL tools (compiler/lower/sql). Checking a server's statements prepares each against the
+# declared data in an in-memory DuckDB: milliseconds per statement. The budget covers reading
+# samples and a schema file; past it DuckDB is interrupted and the check reported, never hung.
+SQL_CHECK_TIMEOUT = 30.0
+# A sample stands in for the data at build time: a few rows are enough to give the types.
+MAX_SQL_SAMPLE_BYTES = 64 * 1024 * 1024

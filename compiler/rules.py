@@ -282,6 +282,104 @@ _RULES = (
         "resource",
         "A declared data_dir or embedder setting has the type the records tools read.",
     ),
+    # sql: tools whose behaviour is one DuckDB statement (compiler/lower/sql)
+    Rule(
+        "SQL_SOURCE_MISSING",
+        "error",
+        "sql",
+        "A SQL tool gives its statement inline (sql) or in a file (sql_file), not both.",
+    ),
+    Rule(
+        "SQL_FILE_UNREADABLE",
+        "error",
+        "sql",
+        "A file a SQL spec names lies beside the spec, within the size limit, and reads as UTF-8.",
+    ),
+    Rule(
+        "SQL_DATA_MISSING",
+        "error",
+        "sql",
+        "A server with SQL tools declares its DuckDB data (`duckdb:` views or a database).",
+    ),
+    Rule(
+        "SQL_DATA_INVALID",
+        "error",
+        "sql",
+        "Declared DuckDB data builds: valid column types, readable samples, a schema of CREATE statements.",
+    ),
+    Rule(
+        "SQL_SETTING_UNKNOWN",
+        "error",
+        "sql",
+        "A view or database names a declared string setting for its path.",
+    ),
+    Rule("SQL_SYNTAX", "error", "sql", "A SQL tool's statement parses in DuckDB."),
+    Rule("SQL_STATEMENT_COUNT", "error", "sql", "A SQL tool runs exactly one statement."),
+    Rule(
+        "SQL_BIND",
+        "error",
+        "sql",
+        "A statement binds against the declared data: its tables, columns and functions exist.",
+    ),
+    Rule(
+        "SQL_NOT_READ_ONLY",
+        "error",
+        "sql",
+        "A statement only reads, unless its tool is destructive and the server allows writes.",
+    ),
+    Rule(
+        "SQL_DYNAMIC",
+        "error",
+        "sql",
+        "A statement never runs SQL text made at run time (query(), query_table()): parameters stay values.",
+    ),
+    Rule(
+        "SQL_PARAM_CASTS_COLUMN",
+        "warning",
+        "sql",
+        "A parameter's declared type does not make DuckDB cast a column in a filter (which stops it "
+        "skipping data by the column's statistics).",
+    ),
+    Rule(
+        "SQL_PARAM_POSITIONAL",
+        "error",
+        "sql",
+        "Parameters are named ($name), so each binds to a declared parameter.",
+    ),
+    Rule(
+        "SQL_PARAM_UNDECLARED",
+        "error",
+        "sql",
+        "Every $name in a statement is a declared parameter of its tool.",
+    ),
+    Rule(
+        "SQL_PARAM_UNUSED", "error", "sql", "Every declared parameter of a SQL tool is used by its statement."
+    ),
+    Rule(
+        "SQL_PARAM_TYPE",
+        "error",
+        "sql",
+        "A parameter's declared type is one DuckDB can bind where the statement uses it.",
+    ),
+    Rule(
+        "SQL_COLUMN_INVALID",
+        "error",
+        "sql",
+        "Result columns have distinct, non-empty names: they become the keys of each row.",
+    ),
+    Rule("SQL_TYPE_UNSUPPORTED", "error", "sql", "Every result column has a type lynxc can render as JSON."),
+    Rule(
+        "SQL_OUTPUT_MISMATCH",
+        "error",
+        "sql",
+        "A written output schema accepts every value the statement's result types can produce.",
+    ),
+    Rule(
+        "SQL_TIMEOUT",
+        "error",
+        "sql",
+        "Checking a statement against the declared data ends within the time limit.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

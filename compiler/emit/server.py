@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from ..ir import ResourceIR, ServerIR, ToolIR, canonical_json, resources_document
+from ..ir import ResourceIR, ServerIR, SqlToolIR, ToolIR, canonical_json, resources_document, sql_document
 from ..wire import GENERATED_KEY, tools_list, wire_tool
 from .models import (
     generate_models,
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders 
 
 GENERATED_DIR = "generated"
 RESOURCES_FILE = "resources.json"
+SQL_FILE = "sql.json"
 
 
 def header_lines(server: ServerIR) -> list[str]:
@@ -84,6 +85,9 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
                 resource, _python_header(_record_header(resource))
             )
+    if server.sql is not None:
+        read_at_runtime[SQL_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **sql_document(server)})
+    sql_tools = {t.tool: t for t in server.sql.tools} if server.sql is not None else {}
     files = {
         **read_at_runtime,
         "models/__init__.py": _python_header(_header(f"server `{server.name}`")) + "\n",
@@ -91,7 +95,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             "README.md.j2",
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
-            tools=[_tool_doc(tool, scores[tool.name]) for tool in server.tools],
+            tools=[_tool_doc(tool, scores[tool.name], sql_tools.get(tool.name)) for tool in server.tools],
             resources=resource_docs(server),
             server_score=score,
             changelog=changelog_markdown,
@@ -102,6 +106,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             header=_python_header(lines),
             bindings=_bindings(server),
             resources_file=RESOURCES_FILE if server.resources else None,
+            sql_file=SQL_FILE if server.sql is not None else None,
             files_sha256={
                 name: hashlib.sha256(text.encode()).hexdigest()
                 for name, text in sorted(read_at_runtime.items())
@@ -152,7 +157,7 @@ def _bindings(server: ServerIR) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_doc(tool: ToolIR, score: ToolScore) -> dict[str, Any]:
+def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | None = None) -> dict[str, Any]:
     schema = tool.input_schema
     required = set(schema.get("required", []))
     params = [
@@ -165,7 +170,18 @@ def _tool_doc(tool: ToolIR, score: ToolScore) -> dict[str, Any]:
         }
         for name, prop in schema.get("properties", {}).items()
     ]
-    return {"ir": tool, "wire": wire_tool(tool), "params": params, "score": score}
+    return {"ir": tool, "wire": wire_tool(tool), "params": params, "score": score, "sql": _sql_doc(sql)}
+
+
+def _sql_doc(sql: SqlToolIR | None) -> dict[str, Any] | None:
+    """What the README shows of a SQL tool: its statement and the columns it returns."""
+    if sql is None:
+        return None
+    columns = []
+    for column in sql.columns:
+        tree = json.loads(column.type_json)
+        columns.append({"name": column.name, "type": tree["sql"], "nullable": column.nullable})
+    return {"ir": sql, "columns": columns}
 
 
 def schema_type(schema: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from ..ir import (
 from ..limits import MAX_TOOLS
 from ..rules import LINT_CATEGORIES, RULES, diagnostic
 from ..spec.load import SpecSource, ToolSource, load_spec
-from ..spec.models import Cap, SchemaNode, Suppression
+from ..spec.models import Cap, SchemaNode, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
 from ..wire import TOOL_NAME
 from .backend_probe import Declaration, read_declarations, refused_target
@@ -40,12 +40,55 @@ from .records_tools import (
 )
 from .resources import lower_resources
 from .schema import SchemaLowering
+from .sql.check import check_sql, is_sql_tool, server_files
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 DESCRIPTION_SECTIONS = ("purpose", "usage", "behaviour", "returns")
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+SQL_BACKEND = "sql.query"
+# What every SQL tool is held to unless its spec says otherwise (caps) and the settings its
+# server gets (the duckdb data's own path settings are the spec's).
+SQL_CAPS = {
+    "max_rows": Cap(
+        value=100, max=100_000, description="Rows returned at most; the rest are cut and flagged truncated."
+    ),
+    "max_output_json_bytes": Cap(
+        value=1_048_576,
+        unit="bytes",
+        description="Bytes of JSON one result may take; a larger one is an error.",
+    ),
+}
+SQL_SETTINGS = {
+    "duckdb_threads": SchemaNode(
+        type="integer",
+        minimum=1,
+        maximum=256,
+        default=2,
+        description="Threads DuckDB may use for one statement; calls run concurrently besides.",
+    ),
+    "sql_timeout_seconds": SchemaNode(
+        type="number",
+        exclusiveMinimum=0,
+        maximum=3600,
+        default=30,
+        description="Seconds a statement may run before DuckDB is interrupted and the call fails.",
+    ),
+}
+
+
+def backend_name(tool: Tool) -> str:
+    """The backend a tool binds: a SQL tool binds the built-in that runs its statement."""
+    return SQL_BACKEND if isinstance(tool.backend, SqlBackend) else tool.backend
+
+
+def _with_sql_caps(source: ToolSource) -> ToolSource:
+    """A SQL tool's own caps, plus the SQL caps it leaves out."""
+    if not is_sql_tool(source):
+        return source
+    caps = {**SQL_CAPS, **source.tool.caps}
+    return ToolSource(source.doc, source.tool.model_copy(update={"caps": caps}), source.base)
 
 
 def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR]:
@@ -60,11 +103,13 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         records_tools({c for r in resources for c in r.capabilities}, server.name) if resources else None
     )
     synthesized = records.tools if records else ()
+    declared_tools = tuple(_with_sql_caps(t) for t in source.tools)
+    sql_tools = [t for t in declared_tools if is_sql_tool(t)]
     # Every backend of the server is read at once: one child process for all user backends.
     targets = [
         target
-        for t in (*source.tools, *synthesized)
-        if (target := resolve_target(t.tool.backend)) is not None
+        for t in (*declared_tools, *synthesized)
+        if (target := resolve_target(backend_name(t.tool))) is not None
     ]
     declarations = read_declarations(targets) if check_backends else {}
     if not SERVER_NAME.match(server.name):
@@ -97,6 +142,11 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                 implied = SchemaLowering(records.tools[0].doc, caps={}).node(
                     node, ("server", "settings", name)
                 )
+                settings.append(SettingIR(name, canonical_json(implied), node.description))
+    if sql_tools:
+        for name, node in SQL_SETTINGS.items():
+            if name not in server.settings:  # implied, as the records settings are
+                implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
     diagnostics.extend(
         d
@@ -134,12 +184,13 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
             )
         )
 
-    all_sources = (*source.tools, *synthesized)
+    all_sources = (*declared_tools, *synthesized)
     synthesized_names = {t.tool.name for t in synthesized}
     tool_names = [t.tool.name for t in all_sources]
     setting_names = {s.name for s in settings}
     tools: list[ToolIR] = []
     seen: set[str] = set()
+    unchecked: set[str] = set()
     for tool_source in all_sources:
         name = tool_source.tool.name
         if name in seen and name not in synthesized_names:  # reported as RESOURCE_TOOL_NAME_TAKEN
@@ -160,6 +211,19 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         )
         diagnostics.extend(tool_diagnostics)
         tools.append(tool_ir)
+        if has_errors(tool_diagnostics):
+            unchecked.add(name)
+
+    # A SQL tool's statement is checked once the tool lowered cleanly: the checks read its
+    # lowered parameters and caps.
+    sql = None
+    spec_files = source.files
+    if sql_tools:
+        checked = check_sql(source, sql_tools, {t.name: t for t in tools if t.name not in unchecked})
+        diagnostics.extend(checked.diagnostics)
+        tools = [checked.tools.get(t.name, t) for t in tools]
+        sql = checked.data
+        spec_files = server_files(source, checked.files)
 
     if has_errors(diagnostics):
         return Result(None, tuple(diagnostics))
@@ -171,7 +235,7 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
             instructions=server.instructions,
             settings=tuple(settings),
             tools=tuple(tools),
-            spec_files=tuple(SpecFileIR(path, digest) for path, digest in source.files),
+            spec_files=tuple(SpecFileIR(path, digest) for path, digest in spec_files),
             version_span=doc.span(("server", "version")),
             acknowledgements=tuple(
                 AcknowledgementIR(
@@ -180,6 +244,7 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                 for i, ack in enumerate(server.acknowledge)
             ),
             resources=resources,
+            sql=sql,
         ),
         tuple(diagnostics),
     )
@@ -293,8 +358,16 @@ def _lower_tool(
     known_words = _schema_words(input_schema) | _schema_words(output_schema) | set(cap_values) | setting_names
     diagnostics.extend(_check_tool_references(source, tool_names, known_words))
 
-    target = resolve_target(tool.backend)
-    if target is None:
+    target = resolve_target(backend_name(tool))
+    if tool.backend == SQL_BACKEND:  # the built-in that runs SQL needs the statement beside it
+        diagnostics.append(
+            diagnostic(
+                "SQL_SOURCE_MISSING",
+                f"'{SQL_BACKEND}' runs the statement of a SQL tool: write it as backend: {{sql: ...}}",
+                doc.span((*base, "backend")),
+            )
+        )
+    elif target is None:
         diagnostics.append(
             diagnostic(
                 "BACKEND_UNKNOWN",
@@ -329,7 +402,7 @@ def _lower_tool(
         output_schema_json=canonical_json(output_schema) if output_schema is not None else None,
         caps=tuple(caps),
         params=params,
-        backend=tool.backend,
+        backend=backend_name(tool),
         backend_target=target or "",
         span=doc.span((*base, "name")),
         description_sources=tuple(lowering.sources),
@@ -433,26 +506,29 @@ def _binding_problems(
         for name in sorted(declared - info.params):
             yield diagnostic(
                 "BACKEND_PARAM_UNSUPPORTED",
-                f"backend '{tool.backend}' does not honour parameter '{name}'",
+                f"backend '{backend_name(tool)}' does not honour parameter '{name}'",
                 doc.span((*base, "parameters", name), key=True),
                 did_you_mean(name, info.params - declared) or "it honours: " + ", ".join(sorted(info.params)),
             )
     for name in sorted(info.required_params - declared):
-        yield diagnostic("BACKEND_PARAM_MISSING", f"backend '{tool.backend}' needs parameter '{name}'", span)
+        yield diagnostic(
+            "BACKEND_PARAM_MISSING", f"backend '{backend_name(tool)}' needs parameter '{name}'", span
+        )
     for name in sorted(set(tool.caps) - info.caps):
         yield diagnostic(
             "BACKEND_CAP_UNSUPPORTED",
-            f"backend '{tool.backend}' does not enforce cap '{name}'",
+            f"backend '{backend_name(tool)}' does not enforce cap '{name}'",
             doc.span((*base, "caps", name), key=True),
             did_you_mean(name, info.caps - set(tool.caps))
             or ("it enforces: " + ", ".join(sorted(info.caps)) if info.caps else "it enforces no caps"),
         )
     for name in sorted(info.required_caps - set(tool.caps)):
-        yield diagnostic("BACKEND_CAP_MISSING", f"backend '{tool.backend}' needs cap '{name}'", span)
+        yield diagnostic("BACKEND_CAP_MISSING", f"backend '{backend_name(tool)}' needs cap '{name}'", span)
     for name in sorted(info.settings - setting_names):
         yield diagnostic(
             "BACKEND_SETTING_MISSING",
-            f"backend '{tool.backend}' reads server setting '{name}', which the server does not declare",
+            f"backend '{backend_name(tool)}' reads server setting '{name}', "
+            "which the server does not declare",
             span,
         )
 

@@ -115,12 +115,30 @@ class LintConfig(_Strict):
     suppress: list[Suppression] = Field(default_factory=list)
 
 
+SQL_RESULTS = ("many", "one")
+
+
+class SqlBackend(_Strict):
+    """A tool whose whole behaviour is one DuckDB statement over the server's `duckdb` data."""
+
+    sql: StrictStr | None = Field(
+        None, description="The statement, with parameters as $name (always bound, never spliced)."
+    )
+    sql_file: StrictStr | None = Field(None, description="A .sql file beside the spec holding the statement.")
+    result: Literal["many", "one"] = Field(
+        "many",
+        description="many: {rows, row_count, truncated}; one: the first row itself (none is an error).",
+    )
+
+
 class Tool(_Strict):
     name: StrictStr
     title: StrictStr | None = None
     description: Description
     annotations: Annotations | None = None
-    backend: StrictStr = Field(description="A built-in backend name or 'package.module:function'.")
+    backend: StrictStr | SqlBackend = Field(
+        description="A built-in backend name, 'package.module:function', or {sql: ...} for a SQL tool."
+    )
     parameters: dict[str, Parameter] = Field(default_factory=dict)
     output: SchemaNode | None = None
     caps: dict[str, Cap] = Field(default_factory=dict)
@@ -135,6 +153,49 @@ class Acknowledgement(_Strict):
     reason: StrictStr = Field(min_length=1, description="Why callers can live with it.")
 
 
+class DuckDBDatabase(_Strict):
+    """A DuckDB database file the server reads, its path from a setting."""
+
+    setting: StrictStr = Field(description="The server setting holding the database file's path.")
+    schema_: StrictStr | None = Field(
+        None,
+        alias="schema",
+        description="A .sql file beside the spec of CREATE statements: the tables the build checks against.",
+    )
+    sample: StrictStr | None = Field(
+        None, description="Or a small .duckdb file beside the spec with the same tables."
+    )
+
+
+class DuckDBView(_Strict):
+    """A view over data files (Parquet, CSV, JSON; globs allowed), its path from a setting."""
+
+    reader: Literal["read_parquet", "read_csv", "read_json"]
+    setting: StrictStr = Field(description="The server setting holding the file path or glob.")
+    options: dict[
+        StrictStr, StrictStr | StrictBool | StrictInt | float | list[StrictStr] | dict[StrictStr, StrictStr]
+    ] = Field(
+        default_factory=dict,
+        description="Named options of the reader, e.g. {header: true} or {columns: {code: VARCHAR}}.",
+    )
+    columns: dict[StrictStr, StrictStr] | None = Field(
+        None, description="The columns and their DuckDB types, for the build: {code: VARCHAR NOT NULL}."
+    )
+    sample: StrictStr | None = Field(
+        None, description="Or a small file beside the spec in the same format, read by the build."
+    )
+
+
+class DuckDBData(_Strict):
+    """The data a server's SQL tools read, attached read-only."""
+
+    database: DuckDBDatabase | None = None
+    views: dict[StrictStr, DuckDBView] = Field(default_factory=dict)
+    allow_writes: StrictBool = Field(
+        False, description="Let tools annotated destructiveHint: true run statements that write."
+    )
+
+
 class Server(_Strict):
     name: StrictStr
     version: StrictStr
@@ -147,6 +208,7 @@ class Server(_Strict):
         default_factory=list, description="Breaking changes accepted without a major version bump."
     )
     lint: LintConfig | None = Field(None, description="Lint suppressions for every tool of the server.")
+    duckdb: DuckDBData | None = Field(None, description="The DuckDB data of the server's SQL tools.")
 
 
 # Names lowering checks with a did-you-mean; listed here too so editors complete them.

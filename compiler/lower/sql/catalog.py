@@ -1,0 +1,384 @@
+"""The build's stand-in for a server's DuckDB data: the same names and column types as the data
+it will serve, in an in-memory DuckDB the statements are checked against.
+
+The data itself is rarely beside the spec (paths come from settings, so one spec serves many
+datasets), so each piece says what it looks like: a view by its `columns` or by a small `sample`
+file in its format, a database by a `schema` of CREATE statements or a `sample` database. Files
+named here lie beside the spec (never outside its folder), count as spec files (a changed sample
+rebuilds the server) and are the only files the connection may read once set up: DuckDB's
+external access is then switched off and its configuration locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lynxc.runtime.backends.sql.views import quoted, reader_call, sql_literal
+
+from ...diagnostics import Diagnostic, Span
+from ...ir import SqlViewIR, canonical_json
+from ...limits import MAX_SPEC_BYTES, MAX_SQL_SAMPLE_BYTES
+from ...rules import diagnostic
+from ...spec.load import SpecSource, display_path
+from ...spec.models import DuckDBData
+from ...suggest import did_you_mean
+from .positions import SqlText
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_NOT_NULL = re.compile(r"\s+NOT\s+NULL\s*$", re.IGNORECASE)
+
+
+@dataclass
+class BuildData:
+    """An open build connection and what the generated sql.json says about the data."""
+
+    connection: Any
+    database_setting: str | None
+    writable: bool
+    views: tuple[SqlViewIR, ...]
+    files: list[tuple[str, str]] = field(default_factory=list)  # (display path, sha256) read
+    spec_dir: Path = Path(".")
+
+
+def spec_dir(source: SpecSource) -> Path:
+    return Path(source.server_doc.file).parent
+
+
+def read_beside(
+    base: Path, name: str, span: Span, limit: int, what: str
+) -> tuple[Path | None, tuple[str, str] | None, Diagnostic | None]:
+    """A file the spec names, refused unless it lies in the spec's folder and within `limit`."""
+    candidate = Path(name)
+    problem = None
+    resolved = (base / candidate).resolve()
+    if candidate.is_absolute() or not resolved.is_relative_to(base.resolve()):
+        problem = f"{what} '{name}' must be a path relative to the spec's folder, inside it"
+    elif not resolved.is_file():
+        problem = f"{what} '{name}' is not a file beside the spec"
+    elif resolved.stat().st_size > limit:
+        problem = f"{what} '{name}' holds {resolved.stat().st_size} bytes, over the limit of {limit}"
+    if problem is not None:
+        return None, None, diagnostic("SQL_FILE_UNREADABLE", problem, span)
+    digest = hashlib.sha256(resolved.read_bytes()).hexdigest()
+    return resolved, (display_path(resolved), digest), None
+
+
+def open_build_data(source: SpecSource, stack: _Cleanup) -> tuple[BuildData | None, list[Diagnostic]]:
+    """Connect an in-memory DuckDB holding the declared data's shape; None when it cannot."""
+    import duckdb
+
+    server = source.server.server
+    doc = source.server_doc
+    data = server.duckdb
+    assert data is not None
+    found: list[Diagnostic] = []
+    base = spec_dir(source)
+    build = BuildData(None, None, data.allow_writes, (), [], base)
+    found += _check_settings(source, data)
+    sample_paths: list[Path] = []
+
+    database = data.database
+    path = ("server", "duckdb", "database")
+    if database is not None:
+        build.database_setting = database.setting
+        if (database.schema_ is None) == (database.sample is None):
+            found.append(
+                diagnostic(
+                    "SQL_DATA_INVALID",
+                    "the database needs its shape for the build: a `schema` file of CREATE statements "
+                    "or a `sample` database beside the spec (one of the two)",
+                    doc.span(path, key=True),
+                )
+            )
+            return None, found
+        if database.sample is not None:
+            file, file_id, problem = read_beside(
+                base, database.sample, doc.span((*path, "sample")), MAX_SQL_SAMPLE_BYTES, "sample"
+            )
+            if problem is not None:
+                return None, [*found, problem]
+            assert file is not None and file_id is not None
+            build.files.append(file_id)
+            sample_paths.append(file)
+            # A copy: the statements of a server that allows writes are checked by preparing
+            # them, and nothing the build does may touch the sample itself.
+            copy = stack.temp_dir() / file.name
+            shutil.copyfile(file, copy)
+            try:
+                build.connection = stack.watch(duckdb.connect(str(copy), config={"threads": 1}))
+            except duckdb.InterruptException:
+                raise
+            except duckdb.Error as err:
+                return None, [
+                    *found,
+                    diagnostic(
+                        "SQL_DATA_INVALID",
+                        f"sample '{database.sample}' is not a DuckDB database: {_first_line(err)}",
+                        doc.span((*path, "sample")),
+                    ),
+                ]
+        else:
+            build.connection = stack.watch(duckdb.connect(":memory:", config={"threads": 1}))
+            problem = _run_schema(build, source, database.schema_ or "", doc.span((*path, "schema")))
+            if problem is not None:
+                return None, [*found, problem]
+    else:
+        build.connection = stack.watch(duckdb.connect(":memory:", config={"threads": 1}))
+    build.connection.execute("SET TimeZone = 'UTC'")
+
+    views = []
+    for name, view in data.views.items():
+        view_path = ("server", "duckdb", "views", name)
+        if not NAME.match(name):
+            found.append(
+                diagnostic(
+                    "SQL_DATA_INVALID",
+                    f"view name '{name}' must be letters, digits and underscores, starting with a letter",
+                    doc.span(view_path, key=True),
+                )
+            )
+            continue
+        for option in view.options:
+            if not NAME.match(option):
+                found.append(
+                    diagnostic(
+                        "SQL_DATA_INVALID",
+                        f"reader option '{option}' is not an option name",
+                        doc.span((*view_path, "options", option), key=True),
+                    )
+                )
+        if (view.columns is None) == (view.sample is None):
+            found.append(
+                diagnostic(
+                    "SQL_DATA_INVALID",
+                    f"view '{name}' needs its shape for the build: `columns` with their DuckDB types, "
+                    "or a `sample` file beside the spec (one of the two)",
+                    doc.span(view_path, key=True),
+                )
+            )
+            continue
+        if view.columns is not None:
+            problem = _create_from_columns(build.connection, name, view.columns, doc, view_path)
+        else:
+            file, file_id, problem = read_beside(
+                base, view.sample or "", doc.span((*view_path, "sample")), MAX_SQL_SAMPLE_BYTES, "sample"
+            )
+            if file is not None and file_id is not None:
+                build.files.append(file_id)
+                sample_paths.append(file)
+                problem = _create_from_sample(build.connection, name, view, file, doc, view_path)
+        if problem is not None:
+            found.append(problem)
+            continue
+        views.append(SqlViewIR(name, view.reader, view.setting, canonical_json(dict(view.options))))
+    build.views = tuple(views)
+    if found:
+        return None, found
+    _sandbox(build.connection, sample_paths)
+    return build, []
+
+
+def _check_settings(source: SpecSource, data: DuckDBData) -> list[Diagnostic]:
+    settings = source.server.server.settings
+    doc = source.server_doc
+    named = [
+        (("server", "duckdb", "views", name, "setting"), view.setting) for name, view in data.views.items()
+    ]
+    if data.database is not None:
+        named.append((("server", "duckdb", "database", "setting"), data.database.setting))
+    found = []
+    for path, setting in named:
+        node = settings.get(setting)
+        if node is None or node.type != "string":
+            found.append(
+                diagnostic(
+                    "SQL_SETTING_UNKNOWN",
+                    f"setting '{setting}' holds the data's path: declare it under server.settings "
+                    "as a string"
+                    + ("" if node is None else f" (it is declared as {node.type or 'untyped'})"),
+                    doc.span(path),
+                    did_you_mean(setting, list(settings)) if node is None else None,
+                )
+            )
+    return found
+
+
+def _run_schema(build: BuildData, source: SpecSource, name: str, span: Span) -> Diagnostic | None:
+    """Run the database's schema file: CREATE statements only (it describes, never changes, data)."""
+    import duckdb
+
+    file, file_id, problem = read_beside(build.spec_dir, name, span, MAX_SPEC_BYTES, "schema")
+    if problem is not None:
+        return problem
+    assert file is not None and file_id is not None
+    build.files.append(file_id)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        return diagnostic("SQL_FILE_UNREADABLE", f"schema '{name}' is not UTF-8 text ({err.reason})", span)
+    where = SqlText(text, file_id[0], Span(file_id[0]), text, "file")
+    connection = build.connection
+    try:
+        statements = connection.extract_statements(text)
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as err:
+        return diagnostic(
+            "SQL_DATA_INVALID", f"schema: {_first_line(err)}", where.span(parse_offset(connection, text))
+        )
+    offset = 0
+    for statement in statements:
+        offset = text.find(statement.query.strip(), offset) if statement.query.strip() else offset
+        if statement.type != duckdb.StatementType.CREATE:
+            return diagnostic(
+                "SQL_DATA_INVALID",
+                f"a schema holds CREATE statements only, not {statement.type.name}",
+                where.span(max(offset, 0)),
+                "describe the tables; the data comes from the database file when serving",
+            )
+        try:
+            connection.execute(statement.query)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            return diagnostic("SQL_DATA_INVALID", f"schema: {_first_line(err)}", where.span(max(offset, 0)))
+    return None
+
+
+def _create_from_columns(
+    connection: Any, name: str, columns: dict[str, str], doc: Any, path: tuple
+) -> Diagnostic | None:
+    """A view declared by its columns is a temporary table at build time: the same names and
+    types, and NOT NULL where the declaration promises it."""
+    import duckdb
+
+    if not columns:
+        return diagnostic(
+            "SQL_DATA_INVALID", f"view '{name}' declares no columns", doc.span((*path, "columns"))
+        )
+    definitions = []
+    for column, written in columns.items():
+        not_null = _NOT_NULL.search(written) is not None
+        type_text = _NOT_NULL.sub("", written).strip()
+        try:
+            canonical = str(connection.type(type_text))
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            return diagnostic(
+                "SQL_DATA_INVALID",
+                f"column '{column}' of view '{name}': '{type_text}' is no DuckDB type ({_first_line(err)})",
+                doc.span((*path, "columns", column)),
+                "write a type as DuckDB spells it: VARCHAR, BIGINT, DOUBLE, DATE, VARCHAR[], "
+                "STRUCT(a INTEGER), optionally followed by NOT NULL",
+            )
+        definitions.append(f"{quoted(column)} {canonical}{' NOT NULL' if not_null else ''}")
+    try:
+        connection.execute(f"CREATE TEMP TABLE {quoted(name)} ({', '.join(definitions)})")
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as err:
+        return diagnostic(
+            "SQL_DATA_INVALID", f"view '{name}': {_first_line(err)}", doc.span((*path, "columns"))
+        )
+    return None
+
+
+def _create_from_sample(
+    connection: Any, name: str, view: Any, file: Path, doc: Any, path: tuple
+) -> Diagnostic | None:
+    import duckdb
+
+    try:
+        call = reader_call(view.reader, str(file), view.options)
+        connection.execute(f"CREATE TEMP VIEW {quoted(name)} AS SELECT * FROM {call}")
+        connection.execute(f"SELECT * FROM {quoted(name)} LIMIT 0").fetchall()
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as err:
+        return diagnostic(
+            "SQL_DATA_INVALID",
+            f"view '{name}': {view.reader} cannot read sample '{view.sample}': {_first_line(err)}",
+            doc.span((*path, "sample")),
+        )
+    return None
+
+
+def _sandbox(connection: Any, readable: list[Path]) -> None:
+    """From here on the connection reads the samples and nothing else, and no statement may
+    change a setting: checking a statement never reaches outside the spec's folder."""
+    allowed = "[" + ", ".join(sql_literal(str(p)) for p in readable) + "]"
+    connection.execute(f"SET allowed_paths = {allowed}")
+    connection.execute("SET enable_external_access = false")
+    connection.execute("SET lock_configuration = true")
+
+
+def parse_offset(connection: Any, text: str) -> int | None:
+    """The character offset of a syntax error, as DuckDB's parser reports it."""
+    import json
+
+    try:
+        answer = json.loads(connection.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+    except Exception:
+        return None
+    position = answer.get("position") if answer.get("error") else None
+    return int(position) if isinstance(position, str | int) and str(position).isdigit() else None
+
+
+def _first_line(err: BaseException) -> str:
+    """The first line of DuckDB's message: the rest quotes the place (the diagnostic points at
+    it) or lists suggestions."""
+    return str(err).strip().split("\n")[0]
+
+
+class _Cleanup:
+    """What checking SQL opened (connections, the copy of a sample), closed whatever happens."""
+
+    def __init__(self) -> None:
+        self._closers: list[Any] = []
+        self._temp: Path | None = None
+        self._connections: list[Any] = []
+
+    def watch(self, connection: Any) -> Any:
+        """Close `connection` at the end, and let the watchdog interrupt what it runs."""
+        self._connections.append(connection)
+        self._closers.append(connection.close)
+        return connection
+
+    def interrupt(self) -> None:
+        for connection in self._connections:
+            connection.interrupt()
+
+    def on_close(self, fn: Any) -> None:
+        self._closers.append(fn)
+
+    def temp_dir(self) -> Path:
+        if self._temp is None:
+            holder = tempfile.TemporaryDirectory(prefix="lynxc-sql-")
+            self._closers.append(holder.cleanup)
+            self._temp = Path(holder.name)
+        return self._temp
+
+    def close(self) -> None:
+        for fn in reversed(self._closers):
+            with contextlib.suppress(Exception):  # closing what is left; nothing to report
+                fn()
+        self._closers.clear()
+
+
+@contextmanager
+def cleanup() -> Iterator[_Cleanup]:
+    stack = _Cleanup()
+    try:
+        yield stack
+    finally:
+        stack.close()

@@ -1,0 +1,128 @@
+"""Check a server's SQL tools: open the build's DuckDB for the declared data, check each
+statement, and give each tool its output schema (derived from the result types, or the one
+the spec writes, once checked to accept every value those types produce).
+
+The whole check runs under one time budget (`limits.SQL_CHECK_TIMEOUT`): a watchdog interrupts
+DuckDB itself, so a hostile sample or schema ends in a diagnostic, never a hung build.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field, replace
+
+from ...diagnostics import Diagnostic
+from ...ir import SqlDataIR, SqlToolIR, ToolIR, canonical_json
+from ...limits import SQL_CHECK_TIMEOUT
+from ...rules import diagnostic
+from ...spec.load import SpecSource, ToolSource
+from ...spec.models import SqlBackend
+from .catalog import cleanup, open_build_data
+from .output import output_problems
+from .statements import check_statement, derived_output, statement_text
+
+
+@dataclass
+class SqlCheck:
+    data: SqlDataIR | None = None
+    tools: dict[str, ToolIR] = field(default_factory=dict)  # the SQL tools, with output schemas
+    files: list[tuple[str, str]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def is_sql_tool(source: ToolSource) -> bool:
+    return isinstance(source.tool.backend, SqlBackend)
+
+
+def check_sql(
+    source: SpecSource,
+    sql_tools: list[ToolSource],
+    lowered: dict[str, ToolIR],
+    *,
+    timeout: float = SQL_CHECK_TIMEOUT,
+) -> SqlCheck:
+    result = SqlCheck()
+    if not sql_tools:
+        return result
+    if source.server.server.duckdb is None:
+        first = sql_tools[0]
+        result.diagnostics.append(
+            diagnostic(
+                "SQL_DATA_MISSING",
+                f"tool '{first.tool.name}' runs SQL, but the server declares no DuckDB data",
+                first.doc.span((*first.base, "backend")),
+                "declare it under server: duckdb: {views: {NAME: {reader, setting, columns or sample}}}",
+            )
+        )
+        return result
+    import duckdb
+
+    with cleanup() as stack:
+        timer = threading.Timer(timeout, stack.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            build, problems = open_build_data(source, stack)
+            result.diagnostics += problems
+            if build is None:
+                return result
+            checked: list[SqlToolIR] = []
+            for tool_source in sql_tools:
+                tool_ir = lowered.get(tool_source.tool.name)
+                if tool_ir is None:
+                    continue
+                where, problems = statement_text(tool_source, build)
+                result.diagnostics += problems
+                if where is None:
+                    continue
+                caps = {cap.name: cap.value for cap in tool_ir.caps}
+                sql_ir, problems = check_statement(
+                    build, tool_source, where, json.loads(tool_ir.input_schema_json), caps["max_rows"]
+                )
+                result.diagnostics += problems
+                if sql_ir is None:
+                    continue
+                checked.append(sql_ir)
+                derived = derived_output(sql_ir)
+                if tool_ir.output_schema_json is None:
+                    result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))
+                else:
+                    written = json.loads(tool_ir.output_schema_json)
+                    result.diagnostics += output_problems(
+                        written, derived, tool_source.doc, (*tool_source.base, "output")
+                    )
+                    result.tools[tool_ir.name] = tool_ir
+            data = source.server.server.duckdb
+            assert data is not None
+            result.data = SqlDataIR(
+                database_setting=build.database_setting,
+                writable=data.allow_writes,
+                views=build.views,
+                tools=tuple(checked),
+            )
+            result.files = build.files
+        except duckdb.InterruptException:
+            first = sql_tools[0]
+            result.diagnostics.append(
+                diagnostic(
+                    "SQL_TIMEOUT",
+                    f"checking the SQL tools against the declared data took over {timeout:g} s "
+                    "and was stopped",
+                    first.doc.span(
+                        ("server", "duckdb") if first.doc is source.server_doc else (*first.base, "backend")
+                    ),
+                    "use smaller samples; a schema file describes tables, it does not fill them",
+                )
+            )
+        finally:
+            timer.cancel()
+    return result
+
+
+def server_files(source: SpecSource, extra: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Every file the build read: the spec's, then the SQL files and samples, each once."""
+    seen = dict(source.files)
+    for path, digest in extra:
+        seen.setdefault(path, digest)
+    return tuple(seen.items())

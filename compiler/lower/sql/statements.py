@@ -1,0 +1,570 @@
+"""Check one SQL tool's statement against the build's DuckDB and derive what it returns.
+
+In order, each step only when the ones before passed: the statement parses, is one statement,
+only reads (or is a write the tool and server allow), names only declared parameters and uses
+every one, binds against the data, binds with each parameter at its declared type, and returns
+columns with distinct names and types lynxc renders as JSON. Nothing is executed: a read is
+bound as a lazy relation, a write is prepared.
+
+What runs when serving is the statement with each `$name` cast to its declared type, under a
+`LIMIT` of one row more than `max_rows` (so DuckDB stops early and the tool knows it cut). The
+casts make the result types the build sees the ones the server returns, whatever Python type a
+value arrives as, and a value that does not fit (a malformed date) a DuckDB error naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, type_tree
+
+from ...diagnostics import Diagnostic, Span
+from ...ir import SqlColumnIR, SqlParamIR, SqlToolIR, canonical_json
+from ...limits import MAX_SPEC_BYTES
+from ...rules import diagnostic
+from ...spec.load import ToolSource
+from ...spec.models import SqlBackend
+from ...suggest import did_you_mean
+from .catalog import BuildData, parse_offset, read_beside
+from .nullability import not_null_columns
+from .positions import SqlText, char_offset, error_offset, yaml_kind
+
+# Table functions a SELECT may call that write (a checkpoint), or that run SQL text they are
+# given, which would turn a bound parameter back into code.
+_WRITING_FUNCTIONS = frozenset({"checkpoint", "force_checkpoint"})
+_DYNAMIC_FUNCTIONS = frozenset({"query", "query_table"})
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9]+)")
+# What a write returns when it has no RETURNING clause: DuckDB's count of changed rows.
+_WRITE_COLUMNS = (("Count", "BIGINT"),)
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    name: str
+    start: int  # character offsets of `$name` in the statement
+    end: int
+
+
+def statement_text(source: ToolSource, build: BuildData) -> tuple[SqlText | None, list[Diagnostic]]:
+    """The statement of a SQL tool and where it is written (inline, or a .sql file beside the spec)."""
+    backend = source.tool.backend
+    assert isinstance(backend, SqlBackend)
+    doc, base = source.doc, (*source.base, "backend")
+    if (backend.sql is None) == (backend.sql_file is None):
+        return None, [
+            diagnostic(
+                "SQL_SOURCE_MISSING",
+                "a SQL tool gives its statement as `sql` (inline) or `sql_file` (a .sql file), "
+                "one of the two",
+                doc.span(base, key=True),
+            )
+        ]
+    if backend.sql is not None:
+        start = doc.span((*base, "sql"))
+        return SqlText(backend.sql, start.file, start, doc.text, yaml_kind(doc.text, start)), []
+    span = doc.span((*base, "sql_file"))
+    file, file_id, problem = read_beside(
+        build.spec_dir, backend.sql_file or "", span, MAX_SPEC_BYTES, "sql_file"
+    )
+    if problem is not None:
+        return None, [problem]
+    assert file is not None and file_id is not None
+    build.files.append(file_id)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        return None, [
+            diagnostic("SQL_FILE_UNREADABLE", f"'{backend.sql_file}' is not UTF-8 text ({err.reason})", span)
+        ]
+    return SqlText(text, file_id[0], Span(file_id[0]), text, "file"), []
+
+
+def check_statement(
+    build: BuildData,
+    source: ToolSource,
+    where: SqlText,
+    input_schema: dict[str, Any],
+    max_rows: int,
+) -> tuple[SqlToolIR | None, list[Diagnostic]]:
+    import duckdb
+
+    connection = build.connection
+    tool, doc = source.tool, source.doc
+    backend = tool.backend
+    assert isinstance(backend, SqlBackend)
+    text = where.text
+    occurrences = parameter_occurrences(text)
+    declared = input_schema.get("properties", {})
+    positional = [o for o in occurrences if o.name.isdigit()] + _question_marks(text)
+    if positional:  # DuckDB's parser refuses them mixed with named ones, without a place
+        return None, [
+            diagnostic(
+                "SQL_PARAM_POSITIONAL",
+                f"'{text[o.start : o.end]}' is a positional parameter",
+                where.span(o.start),
+                "name it after a declared parameter: $" + (next(iter(declared), "name")),
+            )
+            for o in positional
+        ]
+    try:
+        statements = connection.extract_statements(text)
+    except duckdb.Error as err:
+        return None, [_error("SQL_SYNTAX", err, where, parse_offset(connection, text))]
+    if len(statements) != 1:
+        second = _second_statement_offset(text) if statements else None
+        return None, [
+            diagnostic(
+                "SQL_STATEMENT_COUNT",
+                f"a SQL tool runs one statement; this holds {len(statements)}",
+                where.span(second),
+                "split it into tools, or join the queries into one statement (a CTE, a UNION)",
+            )
+        ]
+    statement = statements[0]
+    body = _without_final_semicolon(text)
+    found: list[Diagnostic] = []
+
+    read_only = statement.type == duckdb.StatementType.SELECT
+    if not read_only:
+        destructive = _destructive(tool)
+        allowed = build.writable and destructive
+        if not allowed or re.search(r"\bRETURNING\b", text, re.IGNORECASE):
+            found.append(
+                diagnostic(
+                    "SQL_NOT_READ_ONLY",
+                    f"the statement is {statement.type.name}, not a read-only SELECT"
+                    + (
+                        "; RETURNING is not supported"
+                        if allowed
+                        else ""
+                        if destructive
+                        else " (the tool is not annotated destructiveHint: true)"
+                    ),
+                    where.span(_first_token_offset(text)),
+                    "SQL tools read; a write needs `duckdb: {allow_writes: true}` on the server and "
+                    "`destructiveHint: true` on the tool"
+                    if not allowed
+                    else "return the changed rows with a separate SELECT tool",
+                )
+            )
+            return None, found
+
+    for name, offset in function_calls(text):
+        if name in _DYNAMIC_FUNCTIONS:
+            found.append(
+                diagnostic(
+                    "SQL_DYNAMIC",
+                    f"{name}() runs SQL text made when the tool is called",
+                    where.span(offset),
+                    "write the query itself; parameters are values and must stay values",
+                )
+            )
+        elif name in _WRITING_FUNCTIONS and not (build.writable and _destructive(tool)):
+            found.append(
+                diagnostic(
+                    "SQL_NOT_READ_ONLY",
+                    f"{name}() writes the database",
+                    where.span(offset),
+                    "SQL tools read; remove the call",
+                )
+            )
+    if found:
+        return None, found
+    used = {o.name for o in occurrences}
+    for occurrence in occurrences:
+        if occurrence.name in declared:
+            continue
+        found.append(
+            diagnostic(
+                "SQL_PARAM_UNDECLARED",
+                f"${occurrence.name} is not a parameter of tool '{tool.name}'",
+                where.span(occurrence.start),
+                did_you_mean(occurrence.name, list(declared))
+                or f"declare it under parameters: {occurrence.name}: ...",
+            )
+        )
+    for name in declared:
+        if name not in used:
+            found.append(
+                diagnostic(
+                    "SQL_PARAM_UNUSED",
+                    f"parameter '{name}' is declared but the statement never uses ${name}",
+                    doc.span((*source.base, "parameters", name), key=True),
+                    did_you_mean(name, sorted({o.name for o in occurrences if o.name not in declared}))
+                    or "use it in the statement, or remove it",
+                )
+            )
+    types: dict[str, str] = {}
+    for name, schema in declared.items():
+        duckdb_type = parameter_type(schema)
+        if duckdb_type is None:
+            found.append(
+                diagnostic(
+                    "SQL_PARAM_TYPE",
+                    f"parameter '{name}' has a type SQL tools cannot bind (strings, numbers, booleans "
+                    "and arrays of them bind)",
+                    doc.span((*source.base, "parameters", name), key=True),
+                )
+            )
+        else:
+            types[name] = duckdb_type
+    if found:
+        return None, found
+
+    first_use = {o.name: o.start for o in reversed(occurrences)}
+    if read_only:
+        nulls = {name: None for name in used}
+        try:
+            connection.sql(body, params=nulls or None)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            return None, [_error("SQL_BIND", err, where, error_offset(str(err), text))]
+        typed = cast_parameters(body, occurrences, types)
+        try:
+            relation = connection.sql(typed, params=nulls or None)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            culprits = _culprits(connection, body, occurrences, types, nulls) or [(next(iter(used)), None)]
+            return None, [
+                diagnostic(
+                    "SQL_PARAM_TYPE",
+                    f"parameter '{name}' is declared as {_declared_kind(declared[name])} ({types[name]}), "
+                    f"which DuckDB cannot use where ${name} stands: {_message(problem or err)}",
+                    where.span(first_use.get(name)),
+                    "declare the type the statement needs (format: date for a DATE), "
+                    "or CAST in the statement",
+                )
+                for name, problem in culprits
+            ]
+        names, column_types = list(relation.columns), list(relation.types)
+        not_null = not_null_columns(connection, body, len(names))
+        warnings = _column_casts(connection, body, typed, types, where)
+    else:
+        warnings = []
+        typed = cast_parameters(body, occurrences, types)
+        names = [name for name, _ in _WRITE_COLUMNS]
+        column_types = [connection.type(type_text) for _, type_text in _WRITE_COLUMNS]
+        not_null = (True,)
+        try:
+            connection.execute("PREPARE lynxc_write AS " + typed)
+            connection.execute("DEALLOCATE lynxc_write")
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            return None, [_error("SQL_BIND", err, where, None)]
+
+    columns, problems = _columns(names, column_types, not_null, where)
+    if problems:
+        return None, problems
+    wrapped = f"SELECT * FROM (\n{typed}\n) AS lynxc_rows LIMIT {max_rows + 1}" if read_only else typed
+    return (
+        SqlToolIR(
+            tool=tool.name,
+            statement=body,
+            wrapped=wrapped,
+            params=tuple(SqlParamIR(name, types[name]) for name in declared),
+            columns=tuple(columns),
+            result=backend.result,
+            max_rows=max_rows,
+            read_only=read_only,
+            source="" if backend.sql is not None else where.file,
+        ),
+        warnings,
+    )
+
+
+def parameter_occurrences(text: str) -> list[Occurrence]:
+    """Every `$name` of the statement that DuckDB reads as a parameter: found with its own
+    tokenizer, so a `$` in a string, a quoted name or a comment is not one."""
+    import duckdb
+
+    found = []
+    for byte_offset, kind in duckdb.tokenize(text):
+        if kind != duckdb.token_type.operator:
+            continue
+        start = char_offset(text, byte_offset)
+        match = _PARAMETER.match(text, start)
+        if match is not None:
+            found.append(Occurrence(match.group(1), start, match.end()))
+    return found
+
+
+# A value of each parameter type, only to plan the statement (EXPLAIN binds, never runs).
+_SAMPLE_VALUES = {
+    "VARCHAR": "a",
+    "BIGINT": 1,
+    "DOUBLE": 1.5,
+    "BOOLEAN": True,
+    "DATE": "2000-01-01",
+    "TIMESTAMPTZ": "2000-01-01 00:00:00+00",
+    "TIME": "00:00:00",
+    "UUID": "00000000-0000-0000-0000-000000000000",
+}
+_COLUMN_CAST = re.compile(r'CAST\(("?)([A-Za-z_][\w ]*)\1 AS ([A-Z][A-Z0-9_ (),]*?)\)')
+
+
+def _column_casts(
+    connection: Any, body: str, typed: str, types: dict[str, str], where: SqlText
+) -> list[Diagnostic]:
+    """Columns the declared parameter types make DuckDB cast inside a filter of the typed
+    statement's plan (casts the statement writes itself are its author's choice). A cast column
+    cannot be pushed into the scan (a Parquet file's row groups are all read: 11 times slower
+    for a point lookup in bench/sql_speed.py). Best effort: a plan that cannot be made says
+    nothing."""
+    import duckdb
+
+    values = {name: _sample_value(duckdb_type) for name, duckdb_type in types.items()}
+    if any(value is None for value in values.values()):
+        return []
+    try:
+        casts = _filter_casts(connection, typed, values)
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error:
+        return []
+    found = []
+    for column, target in sorted(casts):
+        written = rf"(CAST\s*\(\s*\"?{re.escape(column)}\"?\s+AS|(?<![\w$])\"?{re.escape(column)}\"?\s*::)"
+        if re.search(written, body, re.IGNORECASE):
+            continue
+        at = re.search(rf"(?<![\w$]){re.escape(column)}(?!\w)", body)
+        found.append(
+            diagnostic(
+                "SQL_PARAM_CASTS_COLUMN",
+                f"a parameter's declared type makes DuckDB cast column '{column}' to {target} in a "
+                "filter, so it reads all the data instead of skipping by the column's statistics",
+                where.span(at.start() if at else None),
+                "declare the parameter with the column's own type (integer for an integer column, "
+                "format: date for a DATE)",
+            )
+        )
+    return found
+
+
+def _sample_value(duckdb_type: str) -> Any:
+    if duckdb_type.endswith("[]"):
+        child = _sample_value(duckdb_type[:-2])
+        return None if child is None else [child]
+    return _SAMPLE_VALUES.get(duckdb_type)
+
+
+def _filter_casts(connection: Any, statement: str, values: dict[str, Any]) -> set[tuple[str, str]]:
+    import json
+
+    plan = connection.execute("EXPLAIN (FORMAT JSON) " + statement, values or None).fetchall()
+    found: set[tuple[str, str]] = set()
+    for _, text in plan:
+        for node in _plan_nodes(json.loads(text)):
+            filters = node.get("extra_info", {}).get("Filters") if isinstance(node, dict) else None
+            for piece in filters if isinstance(filters, list) else [filters] if filters else []:
+                found |= {(m.group(2), m.group(3)) for m in _COLUMN_CAST.finditer(str(piece))}
+    return found
+
+
+def _plan_nodes(plan: Any) -> list[Any]:
+    nodes, stack = [], list(plan) if isinstance(plan, list) else [plan]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            nodes.append(node)
+            stack.extend(node.get("children", []))
+    return nodes
+
+
+def function_calls(text: str) -> list[tuple[str, int]]:
+    """(lowercased name, offset) of each name the statement calls: a name token before `(`."""
+    import duckdb
+
+    found = []
+    for byte_offset, kind in duckdb.tokenize(text):
+        if kind not in (duckdb.token_type.identifier, duckdb.token_type.keyword):
+            continue
+        start = char_offset(text, byte_offset)
+        match = _CALL.match(text, start)
+        if match is not None:
+            found.append((match.group(1).lower(), start))
+    return found
+
+
+def _destructive(tool: Any) -> bool:
+    return tool.annotations is not None and tool.annotations.destructiveHint is True
+
+
+def _question_marks(text: str) -> list[Occurrence]:
+    import duckdb
+
+    found = []
+    for byte_offset, kind in duckdb.tokenize(text):
+        start = char_offset(text, byte_offset)
+        if kind == duckdb.token_type.operator and text.startswith("?", start):
+            found.append(Occurrence("?", start, start + 1))
+    return found
+
+
+def cast_parameters(text: str, occurrences: list[Occurrence], types: dict[str, str]) -> str:
+    """The statement with each `$name` as `CAST($name AS <declared type>)`."""
+    out = text
+    for occurrence in sorted(occurrences, key=lambda o: o.start, reverse=True):
+        if occurrence.name in types:
+            cast = f"CAST(${occurrence.name} AS {types[occurrence.name]})"
+            out = out[: occurrence.start] + cast + out[occurrence.end :]
+    return out
+
+
+def parameter_type(schema: dict[str, Any]) -> str | None:
+    """The DuckDB type a declared parameter's values bind as; None for what SQL cannot take."""
+    schema = _without_null(schema)
+    kind = schema.get("type")
+    if kind is None and "enum" in schema:
+        values = [v for v in schema["enum"] if v is not None]
+        if values and all(isinstance(v, str) for v in values):
+            kind = "string"
+        elif values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            kind = "integer"
+    if kind == "string":
+        return {"date": "DATE", "date-time": "TIMESTAMPTZ", "time": "TIME", "uuid": "UUID"}.get(
+            schema.get("format", ""), "VARCHAR"
+        )
+    if kind in ("integer", "number", "boolean"):
+        return {"integer": "BIGINT", "number": "DOUBLE", "boolean": "BOOLEAN"}[kind]
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        child = parameter_type(schema["items"])
+        return f"{child}[]" if child is not None and not child.endswith("[]") else None
+    return None
+
+
+def derived_output(ir: SqlToolIR) -> dict[str, Any]:
+    """The output schema the result types give: the row object, or {rows, row_count, truncated}."""
+    import json
+
+    row = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [c.name for c in ir.columns],
+        "properties": {c.name: json_schema(json.loads(c.type_json), c.nullable) for c in ir.columns},
+    }
+    if ir.result == "one":
+        return row
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["rows", "row_count", "truncated"],
+        "properties": {
+            "rows": {
+                "type": "array",
+                "description": f"The result rows in the statement's order, at most {ir.max_rows}.",
+                "maxItems": ir.max_rows,
+                "items": row,
+            },
+            "row_count": {"type": "integer", "minimum": 0, "description": "How many rows are in rows."},
+            "truncated": {
+                "type": "boolean",
+                "description": f"True when the statement had more than {ir.max_rows} rows: the rest "
+                "were not returned.",
+            },
+        },
+    }
+
+
+def _columns(
+    names: list[str], column_types: list[Any], not_null: tuple[bool, ...], where: SqlText
+) -> tuple[list[SqlColumnIR], list[Diagnostic]]:
+    columns, found, seen = [], [], set()
+    for index, (name, duckdb_type) in enumerate(zip(names, column_types, strict=True)):
+        if not name or name in seen:
+            found.append(
+                diagnostic(
+                    "SQL_COLUMN_INVALID",
+                    f"result column {index + 1} is named '{name}'"
+                    + (", like an earlier one" if name else ", which is empty"),
+                    where.span(_first_token_offset(where.text)),
+                    "give each column its own name with AS: the names are the keys of each row",
+                )
+            )
+            continue
+        seen.add(name)
+        try:
+            tree = type_tree(duckdb_type)
+        except UnsupportedType as err:
+            found.append(
+                diagnostic(
+                    "SQL_TYPE_UNSUPPORTED",
+                    f"result column '{name}' is {err.sql_type}, which lynxc cannot render as JSON",
+                    where.span(_first_token_offset(where.text)),
+                    f"CAST {name} to a type such as VARCHAR",
+                )
+            )
+            continue
+        nullable = not (index < len(not_null) and not_null[index])
+        columns.append(SqlColumnIR(name, canonical_json(tree), nullable))
+    return columns, found
+
+
+def _culprits(
+    connection: Any, body: str, occurrences: list[Occurrence], types: dict[str, str], nulls: dict[str, None]
+) -> list[tuple[str, BaseException | None]]:
+    """Each parameter whose declared type alone keeps the statement from binding, and why."""
+    import duckdb
+
+    found: list[tuple[str, BaseException | None]] = []
+    for name in dict.fromkeys(o.name for o in occurrences):
+        if name not in types:
+            continue
+        try:
+            connection.sql(cast_parameters(body, occurrences, {name: types[name]}), params=nulls or None)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            found.append((name, err))
+    return found
+
+
+def _declared_kind(schema: dict[str, Any]) -> str:
+    schema = _without_null(schema)
+    kind = schema.get("type", "enum")
+    return f"{kind} ({schema['format']})" if "format" in schema else str(kind)
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A nullable parameter is lowered to anyOf [X, null]: its values bind as X (or NULL)."""
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        rest = [o for o in options if o != {"type": "null"}]
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            return {**rest[0], **{k: v for k, v in schema.items() if k != "anyOf"}}
+    return schema
+
+
+def _error(rule: str, err: BaseException, where: SqlText, offset: int | None) -> Diagnostic:
+    return diagnostic(rule, _message(err), where.span(offset))
+
+
+def _message(err: BaseException) -> str:
+    """DuckDB's message without its `LINE n:` quote: the diagnostic points at the place."""
+    return " ".join(str(err).split("\n\nLINE ")[0].split())
+
+
+def _without_final_semicolon(text: str) -> str:
+    stripped = text.rstrip()
+    return stripped[:-1].rstrip() if stripped.endswith(";") else stripped
+
+
+def _first_token_offset(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _second_statement_offset(text: str) -> int | None:
+    """Just after the first `;` that ends a statement, where the second begins."""
+    import duckdb
+
+    for byte_offset, kind in duckdb.tokenize(text):
+        start = char_offset(text, byte_offset)
+        if kind == duckdb.token_type.operator and text.startswith(";", start):
+            rest = text[start + 1 :]
+            return start + 1 + (len(rest) - len(rest.lstrip()))
+    return None

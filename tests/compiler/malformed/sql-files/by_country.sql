@@ -1,0 +1,5 @@
+-- the cities of one country
+SELECT name
+FROM cities
+WHERE country = $country
+GROUP BY

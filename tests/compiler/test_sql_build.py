@@ -1,0 +1,255 @@
+"""SQL tools at build time: output schemas derived from DuckDB's result types, parameters bound
+at their declared types, writes only where allowed, written outputs checked, a bounded check,
+and a change of the data's types showing in `build --check` and `lynxc diff`. (The malformed
+corpus holds the error cases with their golden diagnostics.)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lynxc.compiler.lower.server import compile_spec
+from lynxc.compiler.lower.sql.check import check_sql, is_sql_tool
+from lynxc.compiler.spec.load import load_spec
+from tests.conftest import LYNXC, ROOT
+
+SERVER = """\
+lynxc: 1
+server:
+  name: shop
+  version: 1.0.0
+  settings:
+    orders_file: {{type: string, default: orders.parquet, description: The orders.}}
+  duckdb:
+    allow_writes: {allow_writes}
+    views:
+      orders:
+        reader: read_parquet
+        setting: orders_file
+        columns:
+          id: BIGINT NOT NULL
+          customer: VARCHAR
+          total: DECIMAL(18,2)
+          placed: DATE
+          items: STRUCT(sku VARCHAR, qty INTEGER)[]
+tools:
+{tools}
+"""
+
+
+def compile_text(tmp_path: Path, tools: str, *, allow_writes: bool = False):
+    spec = tmp_path / "shop.yaml"
+    spec.write_text(SERVER.format(tools=tools, allow_writes=str(allow_writes).lower()))
+    return compile_spec(spec)
+
+
+def tool_output(result, name: str) -> dict:
+    assert result.value is not None, [d.render() for d in result.diagnostics]
+    tool = next(t for t in result.value.tools if t.name == name)
+    return json.loads(tool.output_schema_json)
+
+
+def test_output_schema_comes_from_the_result_types(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: recent
+    description: {purpose: List the orders placed since a day.}
+    parameters:
+      since: {type: string, format: date, required: true, description: The first day.}
+      skus: {type: array, items: {type: string}, description: Only orders with one of these items.}
+    backend:
+      sql: |
+        SELECT id, customer, total, placed, items, count(*) OVER () AS matching
+        FROM orders
+        WHERE placed >= $since
+          AND ($skus IS NULL OR len(list_intersect(list_transform(items, i -> i.sku), $skus)) > 0)
+        ORDER BY placed DESC""",
+    )
+    schema = tool_output(result, "recent")
+    assert schema["required"] == ["rows", "row_count", "truncated"]
+    assert schema["properties"]["rows"]["maxItems"] == 100  # the implied max_rows cap
+    row = schema["properties"]["rows"]["items"]
+    assert row["required"] == ["id", "customer", "total", "placed", "items", "matching"]
+    columns = row["properties"]
+    assert columns["id"]["anyOf"][0]["type"] == "integer"  # BIGINT: an integer, or text past 2^53
+    assert {"type": "null"} not in columns["id"]["anyOf"]  # NOT NULL, so never null
+    assert {"type": "null"} in columns["customer"]["anyOf"]
+    assert columns["items"]["anyOf"][0]["type"] == "array"
+    assert set(columns["items"]["anyOf"][0]["items"]["anyOf"][0]["properties"]) == {"sku", "qty"}
+    sql = result.value.sql
+    assert sql is not None and sql.views[0].name == "orders"
+    (recent,) = sql.tools
+    assert [(p.name, p.duckdb_type) for p in recent.params] == [("since", "DATE"), ("skus", "VARCHAR[]")]
+    assert "CAST($since AS DATE)" in recent.wrapped and recent.wrapped.endswith("LIMIT 101")
+    assert recent.statement.startswith("SELECT id, customer") and "$since" in recent.statement
+
+
+def test_one_row_shape_and_declared_caps(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: totals
+    description: {purpose: Sum the orders of one customer.}
+    parameters:
+      customer: {type: string, required: true, description: The customer.}
+    caps:
+      max_rows: {value: 5, description: Rows at most.}
+    backend:
+      result: one
+      sql: "SELECT count(*) AS orders, sum(total) AS spent FROM orders WHERE customer = $customer\"""",
+    )
+    schema = tool_output(result, "totals")
+    assert set(schema["properties"]) == {"orders", "spent"}
+    assert result.value.sql.tools[0].wrapped.endswith("LIMIT 6")
+
+
+def test_a_written_output_that_accepts_every_value_is_kept(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: customers
+    description: {purpose: List the customers.}
+    backend: {sql: "SELECT DISTINCT customer FROM orders ORDER BY customer"}
+    output:
+      type: object
+      properties:
+        rows:
+          type: array
+          items:
+            type: object
+            properties:
+              customer: {type: string, nullable: true, description: The customer's name.}
+        row_count: {type: integer}
+        truncated: {type: boolean}""",
+    )
+    schema = tool_output(result, "customers")
+    customer = schema["properties"]["rows"]["items"]["properties"]["customer"]
+    assert customer["description"] == "The customer's name."
+
+
+def test_writes_compile_only_for_destructive_tools_of_servers_that_allow_them(tmp_path: Path) -> None:
+    tool = """  - name: forget
+    description: {purpose: Delete the orders of a customer.}
+    annotations: {destructiveHint: true}
+    parameters:
+      customer: {type: string, required: true, description: The customer.}
+    backend: {sql: "DELETE FROM orders WHERE customer = $customer"}"""
+    refused = compile_text(tmp_path, tool)
+    assert [d.rule_id for d in refused.diagnostics] == ["SQL_NOT_READ_ONLY"]
+    allowed = compile_text(tmp_path, tool, allow_writes=True)
+    assert allowed.value is not None, [d.render() for d in allowed.diagnostics]
+    (forget,) = allowed.value.sql.tools
+    assert (
+        not forget.read_only
+        and forget.wrapped == "DELETE FROM orders WHERE customer = CAST($customer AS VARCHAR)"
+    )
+    assert tool_output(allowed, "forget")["properties"]["rows"]["items"]["required"] == ["Count"]
+
+
+def test_the_check_is_bounded_by_a_watchdog_that_interrupts_duckdb(tmp_path: Path) -> None:
+    (tmp_path / "schema.sql").write_text(
+        "CREATE TABLE big AS SELECT a.range AS x FROM range(1000000) a, range(1000000) b;\n"
+    )
+    (tmp_path / "server.yaml").write_text(
+        """lynxc: 1
+server:
+  name: slow
+  version: 1.0.0
+  settings:
+    db: {type: string, default: x.duckdb, description: The database.}
+  duckdb:
+    database: {setting: db, schema: schema.sql}
+tools:
+  - name: count_big
+    description: {purpose: Count the rows.}
+    backend: {sql: "SELECT count(*) AS n FROM big"}
+"""
+    )
+    source = load_spec(tmp_path / "server.yaml").value
+    assert source is not None
+    sql_tools = [t for t in source.tools if is_sql_tool(t)]
+    checked = check_sql(source, sql_tools, {}, timeout=1.0)
+    assert [d.rule_id for d in checked.diagnostics] == ["SQL_TIMEOUT"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "specs").mkdir()
+    shutil.copytree(ROOT / "specs" / "countries-sql", tmp_path / "specs" / "countries-sql")
+    return tmp_path
+
+
+def test_a_change_of_the_datas_types_shows_in_build_check_and_diff(project: Path, tmp_path: Path) -> None:
+    """The sample stands for the data: when a column's type changes there, the tool's output
+    schema changes, `build --check` says the generated files are stale and `lynxc diff` names it."""
+    built = subprocess.run([LYNXC, "--project", str(project), "build"], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    old = tmp_path / "old"
+    shutil.copytree(project / "specs" / "countries-sql", old)
+    import duckdb
+
+    sample = project / "specs" / "countries-sql" / "data" / "countries.jsonl.gz"
+    with duckdb.connect() as connection:  # area in whole km² (BIGINT) instead of a DOUBLE
+        connection.execute(
+            f"COPY (SELECT * REPLACE (CAST(round(area) AS BIGINT) AS area) FROM read_json('{sample}')) "
+            f"TO '{sample}' (FORMAT json, COMPRESSION gzip)"
+        )
+    check = subprocess.run(
+        [LYNXC, "--project", str(project), "build", "--check"], capture_output=True, text=True
+    )
+    assert check.returncode == 1 and "tools.json" in check.stderr, check.stderr
+    diff = subprocess.run(
+        [LYNXC, "--project", str(project), "diff", str(old), str(project / "specs" / "countries-sql")],
+        capture_output=True,
+        text=True,
+    )
+    assert "find_countries" in diff.stdout and "area" in diff.stdout, diff.stdout + diff.stderr
+
+
+def test_every_sql_rule_has_a_malformed_case() -> None:
+    """Each SQL check is shown, with its golden diagnostic, by a case of the malformed corpus
+    (the timeout, which needs a slow statement, is tested above)."""
+    import re
+
+    from lynxc.compiler.rules import RULES
+
+    malformed = Path(__file__).parent / "malformed"
+    reported = set()
+    for expected in malformed.glob("sql-*.expected"):
+        reported |= set(re.findall(r" error (SQL_[A-Z_]+):", expected.read_text()))
+    # The timeout needs a slow statement, and a warning leaves the spec compiling: both tested here.
+    rules = {rule_id for rule_id, rule in RULES.items() if rule.category == "sql"}
+    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN"}
+    assert rules and rules <= reported, sorted(rules - reported)
+
+
+def test_the_spec_schema_describes_sql_tools_and_data() -> None:
+    from lynxc.compiler.spec.models import SpecFile
+
+    schema = SpecFile.model_json_schema(by_alias=True)
+    assert {"sql", "sql_file", "result"} <= set(schema["$defs"]["SqlBackend"]["properties"])
+    assert "schema" in schema["$defs"]["DuckDBDatabase"]["properties"]
+    assert {"reader", "setting", "columns", "sample", "options"} <= set(
+        schema["$defs"]["DuckDBView"]["properties"]
+    )
+
+
+def test_a_parameter_type_that_makes_duckdb_cast_a_column_is_warned_about(tmp_path: Path) -> None:
+    """`number` against a BIGINT column makes the filter CAST(id AS DOUBLE) = ..., which no
+    scan can push down (bench/sql_speed.py: 11x slower on 10M Parquet rows); `integer` does not."""
+
+    def lookup(kind: str) -> str:
+        return f"""  - name: order_by_id
+    description: {{purpose: Read one order.}}
+    parameters:
+      id: {{type: {kind}, required: true, description: The order id.}}
+    backend: {{sql: "SELECT customer FROM orders WHERE id = $id", result: one}}"""
+
+    warned = compile_text(tmp_path, lookup("number"))
+    assert warned.value is not None
+    (warning,) = warned.diagnostics
+    assert warning.rule_id == "SQL_PARAM_CASTS_COLUMN" and warning.severity == "warning"
+    assert "'id' to DOUBLE" in warning.message
+    assert compile_text(tmp_path, lookup("integer")).diagnostics == ()
