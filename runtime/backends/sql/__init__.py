@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .catalog import DEFAULT_THREADS_SETTING, DEFAULT_TIMEOUT_SETTING
+from .catalog import THREADS_SETTING, TIMEOUT_SETTING
 
 __all__ = ["check_settings"]
 
@@ -25,17 +25,15 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
     """The implied settings' values, for what their schemas may not say (the data files are
     checked on the first call, where a missing one disables only the tools that read it)."""
     problems = []
-    threads = settings.get(DEFAULT_THREADS_SETTING)
+    threads = settings.get(THREADS_SETTING)
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        problems.append(f"setting {DEFAULT_THREADS_SETTING!r}: {threads!r} is not a positive integer")
-    timeout = settings.get(DEFAULT_TIMEOUT_SETTING)
+        problems.append(f"setting {THREADS_SETTING!r}: {threads!r} is not a positive integer")
+    timeout = settings.get(TIMEOUT_SETTING)
     if timeout is not None and (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
         or not math.isfinite(timeout)
         or timeout <= 0
     ):
-        problems.append(
-            f"setting {DEFAULT_TIMEOUT_SETTING!r}: {timeout!r} is not a positive number of seconds"
-        )
+        problems.append(f"setting {TIMEOUT_SETTING!r}: {timeout!r} is not a positive number of seconds")
     return problems

@@ -9,7 +9,8 @@ that file back into frozen dataclasses; nothing here imports DuckDB.
 The file's shape (format 1; the contract in notes/sql-contract.md):
 
     {"_generated": "...", "format": 1,
-     "data": {"database": {"setting": "db_file", "writable": false} | null,
+     "data": {"database": {"setting": "db_file", "writable": false,
+                           "not_null": ["cities.name"]} | null,
               "views": [{"name": "countries", "reader": "read_json", "setting": "countries_file",
                          "options": {"format": "newline_delimited"}}]},
      "settings": {"threads": "duckdb_threads", "timeout": "sql_timeout_seconds"},
@@ -18,6 +19,11 @@ The file's shape (format 1; the contract in notes/sql-contract.md):
                                  "columns": [{"name": "name", "type": {TREE}, "nullable": true}],
                                  "result": "many", "max_rows": 100, "read_only": true}}}
 
+`not_null` (optional, default []) lists the database's table columns, as lower-case
+`table.column`, that the build saw NOT NULL in the database's schema: a result column proved
+non-null from one of them holds only while the served database keeps the constraint
+(connection.py checks it).
+
 The file is the compiler's output, checked against its sha256 before it is read, so a shape
 error is a bug or a hand edit; it still gets a message naming the key and the rule.
 """
@@ -25,20 +31,24 @@ error is a bug or a hand edit; it still gets a message naming the key and the ru
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .views import OPTION_NAME, READERS
+
 FORMAT = 1
-READERS = ("read_parquet", "read_csv", "read_json")
 RESULTS = ("many", "one")
-DEFAULT_THREADS_SETTING = "duckdb_threads"
-DEFAULT_TIMEOUT_SETTING = "sql_timeout_seconds"
+# The implied settings of a server with SQL tools, spelled once (the backend's declaration, the
+# compiler's settings schema and sql.json's defaults use these).
+THREADS_SETTING = "duckdb_threads"
+TIMEOUT_SETTING = "sql_timeout_seconds"
+DEFAULT_THREADS = 2
+DEFAULT_TIMEOUT_SECONDS = 30.0
 
 # Reader options are spliced into the view's SQL as `name := literal`: names must be plain
-# identifiers, values literals of these shapes (views.sql_literal quotes them).
-_OPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# identifiers (views.OPTION_NAME, which reader_call enforces too), values literals of these
+# shapes (views.sql_literal quotes them).
 
 OptionValue = str | int | float | bool | tuple[str, ...] | Mapping[str, str]
 
@@ -49,10 +59,12 @@ class CatalogError(ValueError):
 
 @dataclass(frozen=True)
 class SqlDatabase:
-    """A DuckDB database file: its path is the value of `setting`."""
+    """A DuckDB database file: its path is the value of `setting`; `not_null`, the columns
+    (`table.column`, lower case) the build relied on being NOT NULL."""
 
     setting: str
     writable: bool = False
+    not_null: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,15 +151,19 @@ def parse_catalog(text: str) -> SqlCatalog:
     return SqlCatalog(
         database=database,
         views=views,
-        threads_setting=settings.key("threads", DEFAULT_THREADS_SETTING).text(),
-        timeout_setting=settings.key("timeout", DEFAULT_TIMEOUT_SETTING).text(),
+        threads_setting=settings.key("threads", THREADS_SETTING).text(),
+        timeout_setting=settings.key("timeout", TIMEOUT_SETTING).text(),
         tools=tools,
     )
 
 
 def _database(node: _Node) -> SqlDatabase:
     node.object()
-    return SqlDatabase(setting=node.key("setting").text(), writable=node.key("writable", False).boolean())
+    return SqlDatabase(
+        setting=node.key("setting").text(),
+        writable=node.key("writable", False).boolean(),
+        not_null=tuple(item.text() for item in node.key("not_null", []).array()),
+    )
 
 
 def _view(node: _Node) -> SqlView:
@@ -165,7 +181,7 @@ def _view(node: _Node) -> SqlView:
 
 
 def _option(name: str, node: _Node) -> OptionValue:
-    if not _OPTION_NAME.fullmatch(name):
+    if not OPTION_NAME.fullmatch(name):
         raise CatalogError(f"{node.where}: a reader option name must be an identifier")
     value = node.value
     if isinstance(value, str | bool | int | float):

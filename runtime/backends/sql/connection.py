@@ -13,20 +13,34 @@ Opening, in this order:
    `memory.main` and every cursor resolves names through `search_path` (the database first);
 3. one view per declared view, over the file or glob a setting names (views.reader_call:
    path and options are SQL literals, never code; they come from the operator, not callers);
-4. the sandbox: DuckDB may read only the views' files (a file's path, a glob's base folder) and
-   the database file; then external access is switched off and the configuration locked, so
-   no statement can read another file (read_csv('/etc/passwd')), write one (COPY), attach,
-   install or load anything, or SET its way out;
+   the path is made absolute first (`~` expanded, `.` and `..` resolved), so the view and the
+   sandbox agree on what it names;
+4. the sandbox: DuckDB may read only the views' files (a file's path, a glob's base folder),
+   the database file and its own temporary folder (spilled sorts and joins, in a private
+   folder of the system temp dir rather than `.tmp` in the server's working folder); then
+   external access is switched off and the configuration locked, so no statement can read
+   another file (read_csv('/etc/passwd')), write one (COPY), attach, install or load
+   anything, or SET its way out. A glob whose base folder would be the root is refused;
 5. the drift check: each tool's statement is bound (never run) with typed NULL parameters and
-   its result columns compared with what `lynxc build` recorded. A tool whose data changed
-   (a column retyped, renamed, gone; a file gone) answers every call with an error saying
+   its result columns compared with what `lynxc build` recorded, and the database's columns
+   the build relied on being NOT NULL are checked to still be. A tool whose data changed
+   (a column retyped, renamed, gone, now nullable) answers every call with an error saying
    what changed, while the other tools keep working.
+
+A view whose files are missing (not yet written, being replaced) disables the tools that read
+it, and each later call tries to create it again, so the tools come back once the files are
+there, without a restart.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import stat
+import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,15 +48,18 @@ from typing import Any, TypeVar
 
 from lynxc.runtime.errors import ToolError
 
-from .catalog import SqlCatalog, SqlTool, SqlView
+from .catalog import DEFAULT_THREADS, SqlCatalog, SqlDatabase, SqlTool, SqlView
 from .types import UnsupportedType, row_converter, same_type, type_tree
 from .views import quoted, reader_call, sql_literal
 
 T = TypeVar("T")
 
-DEFAULT_THREADS = 2
 DATA_CATALOG = "lynxc_data"  # what the database file is attached as
+VIEWS_SCHEMA = "memory.main"  # where the views live (the in-memory database's own catalog)
+# DuckDB globs with * ? and [...]; `{` is taken for one too, so that a name DuckDB might
+# expand is never allowed as one file (a literal name with them only widens to its folder).
 GLOB_CHARACTERS = frozenset("*?[{")
+TEMP_PREFIX = "lynxc-duckdb-"  # + pid + "-": the folder DuckDB spills into
 # After a timeout or a cancel, how long a call keeps interrupting DuckDB before giving up on it.
 STOP_GRACE_SECONDS = 10.0
 _REINTERRUPT_SECONDS = 0.02
@@ -60,10 +77,25 @@ class Database:
     connection: Any  # duckdb.DuckDBPyConnection
     catalog: SqlCatalog
     search_path: str | None
-    # Per tool: why it cannot run (data drift), or its row converter.
+    temp_folder: str | None = None  # DuckDB's temp_directory, removed on close
+    # Per tool: why it cannot run (data drift), or its row converter. `problems` is replaced
+    # whole when it changes (calls read it from other threads).
     problems: dict[str, str] = field(default_factory=dict)
     converters: dict[str, Callable[[tuple], dict[str, Any]]] = field(default_factory=dict)
     param_types: dict[str, Any] = field(default_factory=dict)  # "tool\0param" -> DuckDBPyType
+    # Per view (lower-case name): why it could not be created; `pending` those to try again
+    # (a reader that failed; an unset setting stays unset until the settings change).
+    view_errors: dict[str, str] = field(default_factory=dict)
+    pending: dict[str, tuple[SqlView, str]] = field(default_factory=dict)
+    # Tool -> why it cannot run whatever the views (its types; a lost NOT NULL).
+    fixed_problems: dict[str, str] = field(default_factory=dict)
+    _retry_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _remove_temp: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        folder = self.temp_folder
+        # Removed on close, when dropped, or at exit: whichever comes first, once.
+        self._remove_temp = weakref.finalize(self, _remove_folder, folder) if folder else None
 
     def cursor(self) -> Any:
         """A connection of its own for one call (use it from one thread, close it after)."""
@@ -76,6 +108,87 @@ class Database:
 
     def close(self) -> None:
         self.connection.close()
+        if self._remove_temp is not None:
+            self._remove_temp()
+
+    def retry_views(self) -> None:
+        """Create again the views whose files were missing; when one now opens, check the
+        tools again. Cheap when none is pending (one dict lookup)."""
+        if not self.pending:
+            return
+        import duckdb
+
+        with self._retry_lock:
+            created = []
+            for name, (view, location) in list(self.pending.items()):
+                cursor = self.cursor()
+                try:
+                    cursor.execute(_create_view(view, location))
+                except duckdb.Error as err:
+                    self.view_errors[name] = _view_error(view, location, err)
+                    continue
+                finally:
+                    cursor.close()
+                created.append(name)
+            if created:
+                for name in created:
+                    del self.pending[name]
+                    del self.view_errors[name]
+                self.problems = _tool_problems(self)
+
+
+def _remove_folder(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+_swept = False
+
+
+def new_temp_folder() -> str:
+    """A private folder (mode 0700, a name no other process can take first) of the system temp
+    dir for one DuckDB's spilled data: `lynxc-duckdb-<pid>-<random>`. The first one a process
+    makes also removes those of processes that are gone (a killed server runs no exit code)."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sweep_temp_folders()
+    return tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
+
+
+def sweep_temp_folders() -> None:
+    """Remove this user's temp folders of processes that no longer run (POSIX only: elsewhere
+    os.kill(pid, 0) is no probe)."""
+    if os.name != "posix":
+        return
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMP_NAME.fullmatch(name)
+        if match is None or _running(int(match[1])):
+            continue
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            _remove_folder(path)
+
+
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"(\d+)-[A-Za-z0-9_]+")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
 
 
 # --- one database per process per server and settings -------------------------------------------
@@ -86,7 +199,8 @@ _lock = threading.Lock()
 
 def database_for(server: Any, catalog: SqlCatalog, settings: Mapping[str, Any]) -> Database:
     """The open database of `server` for these settings, opened on first use (blocking: run it
-    in a worker thread). Raises OpenError when the data cannot be opened."""
+    in a worker thread). Raises OpenError when the data cannot be opened (nothing is kept:
+    the next call tries again); views that could not be created are tried again each call."""
     key = (
         str(getattr(server, "folder", id(server))),
         id(catalog),  # the catalog is kept by the entry below, so its id is not reused
@@ -97,7 +211,8 @@ def database_for(server: Any, catalog: SqlCatalog, settings: Mapping[str, Any]) 
         database = _databases.get(key)
         if database is None or database.catalog is not catalog:
             database = _databases[key] = open_database(catalog, settings)
-        return database
+    database.retry_views()
+    return database
 
 
 def close_databases() -> None:
@@ -122,11 +237,19 @@ def open_database(catalog: SqlCatalog, settings: Mapping[str, Any]) -> Database:
     """Open, sandbox and check the data `catalog` declares, with paths from `settings`."""
     import duckdb
 
-    con = duckdb.connect(":memory:", config={"threads": threads(catalog, settings)})
+    config = {"threads": threads(catalog, settings)}
+    temp_folder = new_temp_folder()
+    con = None
     try:
+        con = duckdb.connect(":memory:", config=config)
         con.execute("SET GLOBAL TimeZone = 'UTC'")
+        # Before the lock (it cannot change after); one folder per DuckDB instance: two
+        # instances spilling into one folder overwrite each other's files.
+        con.execute(f"SET temp_directory = {sql_literal(temp_folder)}")
         allowed: list[str] = []
+        folders: list[str] = []
         search_path = None
+        lost: list[str] = []
         if catalog.database is not None:
             path = _database_file(catalog, settings)
             mode = "" if catalog.database.writable else " (READ_ONLY)"
@@ -138,30 +261,42 @@ def open_database(catalog: SqlCatalog, settings: Mapping[str, Any]) -> Database:
                     f"{first_paragraph(err)}"
                 ) from None
             allowed += [path, path + ".wal"]  # a writable database logs beside itself
-            search_path = f"{DATA_CATALOG}.main,memory.main"
+            search_path = f"{DATA_CATALOG}.main,{VIEWS_SCHEMA}"
+            lost = _not_null_lost(con, catalog.database)
         view_errors: dict[str, str] = {}
-        folders: list[str] = []
+        pending: dict[str, tuple[SqlView, str]] = {}
         for view in catalog.views:
-            location = settings.get(view.setting)
-            if not isinstance(location, str) or not location:
+            setting = settings.get(view.setting)
+            if not isinstance(setting, str) or not setting:
                 view_errors[view.name.lower()] = f"setting {view.setting!r} is not set"
                 continue
-            base, is_glob = _base_folder(location)
-            (folders if is_glob else allowed).append(base if is_glob else location)
-            try:
-                con.execute(f"CREATE VIEW {quoted(view.name)} AS SELECT * FROM {_reader(view, location)}")
-            except duckdb.Error as err:
-                view_errors[view.name.lower()] = (
-                    f"view `{view.name}` cannot read setting {view.setting!r} ({location}): "
-                    f"{first_paragraph(err)}"
+            location = resolved(setting)
+            base, is_glob = base_folder(location)
+            if is_glob and os.path.dirname(base) == base:
+                raise OpenError(
+                    f"setting {view.setting!r}: the glob {setting!r} reads from the root folder, which "
+                    "would let statements read every file; put the files in a folder and name it"
                 )
-        _sandbox(con, folders, allowed)
-        database = Database(con, catalog, search_path)
-        _check_tools(database, view_errors)
-        return database
+            (folders if is_glob else allowed).append(base)
+            try:
+                con.execute(_create_view(view, location))
+            except duckdb.Error as err:
+                view_errors[view.name.lower()] = _view_error(view, location, err)
+                pending[view.name.lower()] = (view, location)  # its files may come later
+        _sandbox(con, [*folders, temp_folder], allowed)
+        database = Database(con, catalog, search_path, temp_folder, view_errors=view_errors, pending=pending)
     except BaseException:
-        con.close()
+        if con is not None:
+            con.close()
+        _remove_folder(temp_folder)
         raise
+    try:
+        _prepare_tools(database, lost)
+        database.problems = _tool_problems(database)
+    except BaseException:
+        database.close()
+        raise
+    return database
 
 
 def _database_file(catalog: SqlCatalog, settings: Mapping[str, Any]) -> str:
@@ -170,26 +305,42 @@ def _database_file(catalog: SqlCatalog, settings: Mapping[str, Any]) -> str:
     path = settings.get(setting)
     if not isinstance(path, str) or not path:
         raise OpenError(f"setting {setting!r} is not set: it names the DuckDB database file to read")
-    if not os.path.isfile(path):
+    if not os.path.isfile(os.path.expanduser(path)):
         # ATTACH would create an empty database where a writable one is missing: say so instead.
         raise OpenError(f"setting {setting!r}: no DuckDB database file at {path!r}")
-    return os.path.abspath(path)
+    return resolved(path)
 
 
-def _reader(view: SqlView, location: str) -> str:
+def _create_view(view: SqlView, location: str) -> str:
     try:
-        return reader_call(view.reader, location, view.options_dict())
+        reader = reader_call(view.reader, location, view.options_dict())
     except (TypeError, ValueError) as err:
         raise OpenError(f"view `{view.name}`: {err}") from None
+    # In the in-memory catalog by name: a cursor's search_path puts the database file first.
+    return f"CREATE OR REPLACE VIEW {VIEWS_SCHEMA}.{quoted(view.name)} AS SELECT * FROM {reader}"
 
 
-def _base_folder(location: str) -> tuple[str, bool]:
-    """(the folder a glob reads under, True), or (the path, False) for one file."""
-    parts = Path(location).parts
+def _view_error(view: SqlView, location: str, err: BaseException) -> str:
+    return f"view `{view.name}` cannot read setting {view.setting!r} ({location}): {first_paragraph(err)}"
+
+
+def resolved(location: str) -> str:
+    """A path as DuckDB will read it: `~` expanded, absolute against the working folder, `.`
+    and `..` resolved as text (so `..` cannot climb out of the folder the sandbox allows)."""
+    return os.path.normpath(os.path.abspath(os.path.expanduser(location)))
+
+
+def base_folder(location: str) -> tuple[str, bool]:
+    """(the absolute folder a glob reads under, True), or (the file's absolute path, False).
+
+    The folder is the path up to the first segment with a glob character: `*.csv` reads
+    under the working folder, `/*.csv` under the root (which open_database refuses)."""
+    path = resolved(location)
+    parts = Path(path).parts
     for i, part in enumerate(parts):
         if GLOB_CHARACTERS & set(part):
-            return os.path.join(*parts[:i]) if i else os.sep, True
-    return location, False
+            return os.path.join(*parts[:i]), True  # parts[0] is the root: i >= 1
+    return path, False
 
 
 def _sandbox(con: Any, folders: list[str], files: list[str]) -> None:
@@ -210,25 +361,62 @@ def _sandbox(con: Any, folders: list[str], files: list[str]) -> None:
 # --- the drift check ------------------------------------------------------------------------------
 
 
-def _check_tools(database: Database, view_errors: Mapping[str, str]) -> None:
+def _not_null_lost(con: Any, database: SqlDatabase) -> list[str]:
+    """The columns the build saw NOT NULL (`table.column`) that the attached database now lets
+    be NULL. A table in several schemas counts as nullable if any of them is; a column gone
+    altogether is left to the statements' bind check, which names it."""
+    if not database.not_null:
+        return []
+    nullable = {
+        name
+        for (name,) in con.execute(
+            "SELECT DISTINCT lower(table_name) || '.' || lower(column_name) FROM duckdb_columns() "
+            "WHERE database_name = ? AND is_nullable",
+            [DATA_CATALOG],
+        ).fetchall()
+    }
+    return [name for name in database.not_null if name.lower() in nullable]
+
+
+def _prepare_tools(database: Database, lost: list[str]) -> None:
+    """Each tool's parameter types and row converter; what stops a tool whatever its views."""
     import duckdb
 
-    for tool in database.catalog.tools.values():
+    catalog = database.catalog
+    everywhere = None
+    if lost and catalog.database is not None:
+        columns = "; ".join(
+            f"column `{name}` is no longer NOT NULL in the database; rebuild against it" for name in lost
+        )
+        everywhere = f"the data behind {catalog.database.setting} changed since lynxc build: {columns}"
+    for tool in catalog.tools.values():
         try:
             for param in tool.params:
                 database.param_types[param_key(tool.name, param.name)] = duckdb.sqltype(param.type)
             database.converters[tool.name] = row_converter([column.as_dict() for column in tool.columns])
         except (duckdb.Error, UnsupportedType, ValueError) as err:
             why = first_paragraph(err)
-            database.problems[tool.name] = f"{tool.name!r} cannot run: {why} (run `lynxc build`)"
+            database.fixed_problems[tool.name] = f"{tool.name!r} cannot run: {why} (run `lynxc build`)"
+            continue
+        if everywhere is not None:
+            # The build proved columns non-null from the lost constraint: no result can be trusted.
+            database.fixed_problems[tool.name] = everywhere
+
+
+def _tool_problems(database: Database) -> dict[str, str]:
+    """Per tool, why it cannot run now: a fixed problem, a view it reads missing, or drift."""
+    problems = dict(database.fixed_problems)
+    for tool in database.catalog.tools.values():
+        if tool.name in problems:
             continue
         cursor = database.cursor()
         try:
-            problem = drift(cursor, database, tool, view_errors)
+            problem = drift(cursor, database, tool, database.view_errors)
         finally:
             cursor.close()
         if problem is not None:
-            database.problems[tool.name] = problem
+            problems[tool.name] = problem
+    return problems
 
 
 def param_key(tool: str, param: str) -> str:
@@ -377,15 +565,19 @@ class Call:
             waited += _REINTERRUPT_SECONDS
 
 
-def first_paragraph(err: BaseException) -> str:
-    """DuckDB's message without the statement excerpt it appends ("LINE 1: ..." and a caret),
-    on one line."""
-    text = str(err).strip()
-    head = text.split("\n\n", 1)[0]
-    lines = [line.strip() for line in head.splitlines() if line.strip()]
-    kept = []
-    for line in lines:
-        if line.startswith("LINE "):
-            break
-        kept.append(line)
-    return " ".join(kept) or type(err).__name__
+# A DuckDB message quotes the statement after a blank line: "LINE 3: <text>" and a caret line.
+_LINE_QUOTE = re.compile(r"^\s*LINE \d+:", re.MULTILINE)
+
+
+def first_paragraph(err: BaseException | str) -> str:
+    """DuckDB's message for a person: without the `LINE n: ...` quote of the statement (and its
+    caret) that DuckDB appends, whitespace collapsed to one line. The caller says where the
+    error is its own way (the build with file:line:col; a call with the tool's name).
+
+    The one implementation: the compiler's diagnostics and the runtime's tool errors use it.
+    This module loads no DuckDB at import, so importing it for this is cheap."""
+    text = str(err)
+    quote = _LINE_QUOTE.search(text)
+    if quote is not None:
+        text = text[: quote.start()]
+    return " ".join(text.split()) or (type(err).__name__ if isinstance(err, BaseException) else "")

@@ -18,7 +18,6 @@ the calls.
 
 from __future__ import annotations
 
-import decimal
 import json
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -31,10 +30,16 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 from lynxc.runtime.wire_values import fit_list_to_json_cap
 
-from .catalog import CatalogError, SqlCatalog, SqlTool
+from .catalog import (
+    DEFAULT_TIMEOUT_SECONDS,
+    THREADS_SETTING,
+    TIMEOUT_SETTING,
+    CatalogError,
+    SqlCatalog,
+    SqlTool,
+)
 from .connection import Call, Database, database_for, first_paragraph, param_key
 
-DEFAULT_TIMEOUT_SECONDS = 30.0
 # After a timeout, how long the call waits for DuckDB to acknowledge the interrupt before
 # answering (it answers either way; the interrupts go on in the background).
 STOP_WAIT_SECONDS = 2.0
@@ -45,7 +50,7 @@ SHOWN_VALUE_CHARS = 60
     params=None,
     caps={"max_rows", "max_output_json_bytes"},
     required_caps=set(),
-    settings={"duckdb_threads", "sql_timeout_seconds"},
+    settings={THREADS_SETTING, TIMEOUT_SETTING},
 )
 async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     catalog, tool = _tool(ctx)
@@ -108,7 +113,12 @@ def _timeout(catalog: SqlCatalog, settings: Mapping[str, Any]) -> float:
 def bind_values(database: Database, tool: SqlTool, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Each parameter's value as a DuckDB value of its declared type: DuckDB types a bare
     Python value by itself (3 -> INTEGER, so `$area * 2` would not be the DOUBLE the build
-    saw), so it is converted here. None stays NULL."""
+    saw), so it is converted here. None stays NULL.
+
+    The declared types are those the compiler derives from JSON Schema (VARCHAR, BIGINT,
+    DOUBLE, BOOLEAN, DATE, TIMESTAMPTZ, TIME, UUID and lists of them), and the arguments are
+    JSON values the inputSchema already checked: each is a Python value DuckDB converts to
+    its type directly (a date's text to DATE, an int to DOUBLE)."""
     import duckdb
 
     values: dict[str, Any] = {}
@@ -118,10 +128,6 @@ def bind_values(database: Database, tool: SqlTool, arguments: Mapping[str, Any])
             values[param.name] = None  # DuckDB's client cannot bind a typed NULL
             continue
         sql_type = database.param_types[param_key(tool.name, param.name)]
-        if sql_type.id == "decimal" and isinstance(value, float):
-            value = decimal.Decimal(repr(value))  # a float is refused as inexact
-        elif str(sql_type) == "JSON" and not isinstance(value, str):
-            value = json.dumps(value, ensure_ascii=False)
         try:
             values[param.name] = duckdb.Value(value, sql_type)
         except (duckdb.Error, TypeError, ValueError, OverflowError) as err:

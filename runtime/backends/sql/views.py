@@ -3,7 +3,12 @@ statements over a sample and when the server reads the data a setting names."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+READERS = ("read_parquet", "read_csv", "read_json")
+# An option is pasted as `name := literal`: the name is code, so only a plain identifier will do.
+OPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def sql_literal(value: Any) -> str:
@@ -29,8 +34,12 @@ def quoted(name: str) -> str:
 
 
 def reader_call(reader: str, path: str, options: dict[str, Any]) -> str:
-    """`read_json('path', format := 'newline_delimited')`."""
-    if reader not in ("read_parquet", "read_csv", "read_json"):
+    """`read_json('path', format := 'newline_delimited')`. The path and values are SQL literals;
+    a reader or an option name out of shape is a ValueError, never pasted."""
+    if reader not in READERS:
         raise ValueError(f"{reader!r} is not a reader of data files")
+    for name in options:
+        if not isinstance(name, str) or not OPTION_NAME.fullmatch(name):
+            raise ValueError(f"reader option name {name!r} is not an identifier")
     args = [sql_literal(path), *(f"{name} := {sql_literal(value)}" for name, value in options.items())]
     return f"{reader}({', '.join(args)})"

@@ -1,5 +1,5 @@
 """sql.json -> SqlCatalog: the contract's example reads back whole, every shape error names its
-key, and the package's start-up check of the implied settings."""
+key, and the package's start-up check of the implied settings; the reader call's option names."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ import pytest
 
 from lynxc.runtime.backends.sql import check_settings
 from lynxc.runtime.backends.sql.catalog import (
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT_SECONDS,
+    THREADS_SETTING,
+    TIMEOUT_SETTING,
     CatalogError,
     SqlCatalog,
     SqlColumn,
@@ -20,6 +24,8 @@ from lynxc.runtime.backends.sql.catalog import (
     SqlView,
     parse_catalog,
 )
+from lynxc.runtime.backends.sql.tools import run_sql
+from lynxc.runtime.backends.sql.views import reader_call
 
 VARCHAR = {"id": "varchar", "sql": "VARCHAR"}
 EXAMPLE: dict[str, Any] = {
@@ -179,3 +185,55 @@ def test_check_settings_reports_the_implied_settings_out_of_range() -> None:
         "setting 'duckdb_threads': True is not a positive integer",
         "setting 'sql_timeout_seconds': -1 is not a positive number of seconds",
     ]
+
+
+# --- the database's NOT NULL promises, the reader call, the setting names --------------------------
+
+
+def test_the_database_not_null_columns_read_back_and_default_to_none() -> None:
+    assert parse_catalog(text(EXAMPLE)).database == SqlDatabase("db_file", writable=False, not_null=())
+    listed = parse_catalog(changed("data.database.not_null", ["cities.name", "cities.country"]))
+    assert listed.database is not None and listed.database.not_null == ("cities.name", "cities.country")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("cities.name", "data.database.not_null: expected an array"),
+        ([3], "data.database.not_null[0]: expected a string, got 3"),
+        ([""], "data.database.not_null[0]: must not be empty"),
+    ],
+)
+def test_a_not_null_list_out_of_shape_names_its_key(value: Any, message: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(changed("data.database.not_null", value))
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "format := 'csv'), read_text('/etc/passwd'",  # what the compiler would paste as code
+        "sample size",
+        "1st",
+        "",
+        "delim;",
+        "ünïcode",
+    ],
+)
+def test_reader_call_refuses_an_option_name_that_is_not_an_identifier(name: str) -> None:
+    with pytest.raises(ValueError, match="is not an identifier"):
+        reader_call("read_csv", "/data/x.csv", {name: 1})
+
+
+def test_reader_call_quotes_values_and_passes_identifier_names() -> None:
+    assert reader_call("read_csv", "/d/it's.csv", {"delim": ";", "_x1": ["a"], "header": True}) == (
+        "read_csv('/d/it''s.csv', delim := ';', _x1 := ['a'], header := true)"
+    )
+
+
+def test_the_implied_setting_names_are_defined_once() -> None:
+    assert (THREADS_SETTING, TIMEOUT_SETTING) == ("duckdb_threads", "sql_timeout_seconds")
+    assert (DEFAULT_THREADS, DEFAULT_TIMEOUT_SECONDS) == (2, 30.0)
+    # The backend declares them (build checks the spec provides them) by these constants.
+    assert run_sql.__lynxc_backend__.settings == {THREADS_SETTING, TIMEOUT_SETTING}

@@ -5,6 +5,10 @@ with, one database per server and settings, and the drift check."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from lynxc.runtime.backends.sql.connection import (
     Database,
     OpenError,
     database_for,
+    first_paragraph,
     open_database,
 )
 
@@ -170,6 +175,136 @@ def test_a_read_only_database_refuses_writes(database: Database) -> None:
     assert "read-only" in refused(database, "INSERT INTO cities VALUES ('Rome', 'it', 2800000)")
     assert "read-only" in refused(database, "CREATE TABLE lynxc_data.main.t (a INTEGER)")
     assert rows(database, "SELECT count(*) FROM cities") == [(4,)]
+
+
+HOSTNAME = "SELECT content FROM read_text('/etc/hostname')"
+
+
+def allowed_directories(database: Database) -> list[str]:
+    return rows(database, "SELECT current_setting('allowed_directories')")[0][0]
+
+
+def csv_view(setting: str = "csv_glob") -> list[dict[str, Any]]:
+    return [{"name": "rates", "reader": "read_csv", "setting": setting, "options": {"header": True}}]
+
+
+def rates_catalog() -> SqlCatalog:
+    columns = [column("code", "VARCHAR"), column("rate", "DOUBLE")]
+    return parse_catalog(
+        catalog_text({"all": tool("SELECT code, rate FROM rates", columns)}, views=csv_view())
+    )
+
+
+@pytest.mark.parametrize("glob", ["*.csv", "./*.csv", "r*.csv", "sub/../*.csv", "~/*.csv", "~/./r?tes.csv"])
+def test_a_glob_relative_to_the_working_folder_or_home_allows_only_that_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, glob: str
+) -> None:
+    # A glob in the first segment once gave the base folder "/": every file was readable.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "rates.csv").write_text("code,rate\nfr,1.5\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    opened = open_database(rates_catalog(), {"csv_glob": glob})
+    try:
+        assert opened.problems == {}
+        assert rows(opened, "SELECT code, rate FROM rates") == [("fr", 1.5)]
+        assert sorted(allowed_directories(opened)) == sorted([str(tmp_path) + "/", *temp_folder(opened)])
+        assert "disabled by configuration" in refused(opened, HOSTNAME)
+        assert "disabled by configuration" in refused(opened, "SELECT * FROM glob('/etc/*')")
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("glob", ["/*.csv", "/tmp/../*.csv", "/[ab]in/*", "/{x}/y.csv"])
+def test_a_glob_at_the_root_is_refused(glob: str) -> None:
+    with pytest.raises(OpenError) as caught:
+        open_database(rates_catalog(), {"csv_glob": glob})
+    assert str(caught.value).startswith(
+        "setting 'csv_glob': the glob "
+    ) and "would let statements read every file" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("location", "base"),
+    [
+        ("data/a[1]/x.csv", "{cwd}/data"),  # a literal name may be taken for a glob: its parent, never /
+        ("data/{old}.csv", "{cwd}/data"),
+        ("/srv/data/**/*.parquet", "/srv/data"),
+        ("/srv/./data/x/../*.csv", "/srv/data"),
+        ("[ab].csv", "{cwd}"),
+    ],
+)
+def test_the_folder_a_glob_reads_under(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str, base: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert connection.base_folder(location) == (base.format(cwd=tmp_path), True)
+
+
+def test_one_file_is_allowed_alone_with_home_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rates.csv").write_text("code,rate\nfr,1.5\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert connection.base_folder("~/rates.csv") == (str(tmp_path / "rates.csv"), False)
+    opened = open_database(rates_catalog(), {"csv_glob": "~/rates.csv"})
+    try:
+        assert rows(opened, "SELECT code FROM rates") == [("fr",)]
+        assert rows(opened, "SELECT current_setting('allowed_paths')")[0][0] == [str(tmp_path / "rates.csv")]
+        assert "disabled by configuration" in refused(opened, HOSTNAME)
+    finally:
+        opened.close()
+
+
+# --- DuckDB's temporary files ---------------------------------------------------------------------
+
+
+def temp_folder(database: Database) -> list[str]:
+    return [rows(database, "SELECT current_setting('temp_directory')")[0][0] + "/"]
+
+
+def test_spilled_data_goes_to_a_private_folder_of_the_system_temp_dir(database: Database) -> None:
+    folder = rows(database, "SELECT current_setting('temp_directory')")[0][0]
+    assert Path(folder).parent == Path(tempfile.gettempdir())
+    assert Path(folder).name.startswith(f"lynxc-duckdb-{os.getpid()}-")
+    assert Path(folder).is_dir() and (Path(folder).stat().st_mode & 0o777) == 0o700
+    assert folder + "/" in allowed_directories(database)
+    # Locked with the rest: a statement cannot point it elsewhere.
+    assert "locked" in refused(database, "SET temp_directory = '/var/tmp'")
+
+
+def test_each_database_has_its_own_temp_folder_removed_on_close(settings: dict[str, Any]) -> None:
+    # Two DuckDB instances spilling into one folder overwrite each other's files.
+    first, second = open_database(make_catalog(), settings), open_database(make_catalog(), settings)
+    folders = [temp_folder(first)[0], temp_folder(second)[0]]
+    assert folders[0] != folders[1]
+    first.close()
+    second.close()
+    assert not any(Path(folder).exists() for folder in folders)
+
+
+def test_temp_folders_of_processes_gone_are_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: dict[str, Any]
+) -> None:
+    # A killed server leaves its folder behind; the next process to open a database removes it.
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    gone = int(done.stdout)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    left = tmp_path / f"lynxc-duckdb-{gone}-abc_123"
+    left.mkdir()
+    mine = tmp_path / f"lynxc-duckdb-{os.getpid()}-xyz"
+    mine.mkdir()
+    other = tmp_path / f"lynxc-duckdb-{gone}.txt"  # not one of ours: left alone
+    other.write_text("x")
+    monkeypatch.setattr(connection, "_swept", False)
+    opened = open_database(make_catalog(), settings)
+    try:
+        assert not left.exists() and mine.is_dir() and other.exists()
+        assert Path(temp_folder(opened)[0]).parent == tmp_path
+    finally:
+        opened.close()
 
 
 # --- one database per process ---------------------------------------------------------------------
@@ -323,6 +458,107 @@ def test_a_write_statement_is_prepared_not_run(tmp_path: Path, settings: dict[st
         assert rows(opened, "SELECT count(*) FROM cities") == [(4,)]
     finally:
         opened.close()
+
+
+def not_null_catalog(not_null: list[str], **tools: dict[str, Any]) -> SqlCatalog:
+    database = {"setting": "db_file", "writable": False, "not_null": not_null}
+    return parse_catalog(catalog_text(tools, database=database, views=VIEWS))
+
+
+def test_a_column_no_longer_not_null_in_the_database_disables_every_tool(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    # The build saw `cities.name` NOT NULL (and proved `name` non-null from it); this file's
+    # table has no such constraint.
+    catalog = not_null_catalog(
+        ["cities.name", "cities.country"],
+        names=tool("SELECT name FROM cities", [column("name", "VARCHAR", nullable=False)]),
+        views_only=tool(ALL_COUNTRIES.format(view="countries"), COUNTRY_COLUMNS),
+    )
+    opened = open_database(catalog, settings)
+    try:
+        expected = (
+            "the data behind db_file changed since lynxc build: column `cities.name` is no longer NOT NULL "
+            "in the database; rebuild against it; column `cities.country` is no longer NOT NULL in the "
+            "database; rebuild against it"
+        )
+        assert opened.problems == {"names": expected, "views_only": expected}
+    finally:
+        opened.close()
+
+
+def test_not_null_columns_that_still_are_pass_the_check(tmp_path: Path, settings: dict[str, Any]) -> None:
+    strict = tmp_path / "strict.duckdb"
+    with duckdb.connect(str(strict)) as db:
+        db.execute('CREATE TABLE "Cities" ("Name" VARCHAR NOT NULL, country VARCHAR, population BIGINT)')
+        db.execute("INSERT INTO Cities VALUES ('Paris', 'fr', 1)")
+    catalog = not_null_catalog(
+        ["cities.name"],
+        names=tool("SELECT name AS name FROM cities", [column("name", "VARCHAR", nullable=False)]),
+    )
+    opened = open_database(catalog, {**settings, "db_file": str(strict)})
+    try:
+        assert opened.problems == {}
+        assert rows(opened, "SELECT name FROM cities") == [("Paris",)]
+    finally:
+        opened.close()
+
+
+def test_no_not_null_list_checks_nothing(settings: dict[str, Any]) -> None:
+    catalog = not_null_catalog([], names=tool("SELECT name FROM cities", [column("name", "VARCHAR")]))
+    opened = open_database(catalog, settings)
+    try:
+        assert opened.problems == {}
+    finally:
+        opened.close()
+
+
+# --- DuckDB's messages ----------------------------------------------------------------------------
+
+
+def duckdb_error(sql: str) -> duckdb.Error:
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE t (a INTEGER, bb INTEGER)")
+        try:
+            con.execute(sql)
+        except duckdb.Error as err:
+            return err
+    raise AssertionError(f"{sql!r} ran")
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT x x x", 'Parser Error: syntax error at or near "x"'),
+        (
+            "SELECT a FROM t WHERE\n    b = 1",
+            'Binder Error: Referenced column "b" not found in FROM clause! Candidate bindings: "bb"',
+        ),
+        ("SELECT CAST('a' AS INTEGER)", "Conversion Error: Could not convert string 'a' to INT32"),
+    ],
+)
+def test_first_paragraph_is_duckdbs_message_without_its_line_quote_on_one_line(
+    sql: str, message: str
+) -> None:
+    err = duckdb_error(sql)
+    assert "\n\nLINE " in str(err)  # what is cut
+    assert first_paragraph(err) == message
+
+
+def test_first_paragraph_of_other_text() -> None:
+    assert first_paragraph(ValueError("  one\n\ttwo   three \n\nfour\n")) == "one two three four"
+    assert first_paragraph(ValueError("head\nLINE 3: SELECT\n   ^")) == "head"
+    assert first_paragraph(RuntimeError("")) == "RuntimeError"
+
+
+def test_the_connection_module_imports_without_duckdb() -> None:
+    # The compiler imports first_paragraph from it while reading backend declarations.
+    code = (
+        "import sys, lynxc.runtime.backends.sql.connection as c, lynxc.runtime.backends.sql.tools; "
+        "print('duckdb' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
 
 
 # --- one call's cursor ----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from .sqldata import COUNTRY_COLUMNS, VIEWS, FakeServer, call, catalog_text, col
 # Minutes of work: 10^11 x 10^3 rows joined.
 SLOW = "SELECT count(*) AS n FROM range(100000000000) a, range(1000) b WHERE a.range + b.range = $x"
 CODE = [column("code", "VARCHAR")]
+ALL_COUNTRIES_OF = "SELECT code, name, region, area, population FROM {view} ORDER BY code"
 
 TOOLS = {
     "by_region": tool(
@@ -238,6 +239,36 @@ def test_a_value_the_declared_type_refuses_is_duckdbs_error(
         run(server, "next_day", settings, {"d": "someday"})
 
 
+# Every parameter type the compiler declares (compiler/lower/sql/statements.py parameter_type).
+BOUND = [
+    ("VARCHAR", "it's", "it's"),
+    ("BIGINT", -9_007_199_254_740_991, -9_007_199_254_740_991),
+    ("BIGINT", 9_007_199_254_740_993, "9007199254740993"),  # past 2^53 - 1: text (types.py)
+    ("DOUBLE", 2, 2.0),
+    ("BOOLEAN", True, True),
+    ("DATE", "2024-02-29", "2024-02-29"),
+    ("TIMESTAMPTZ", "2024-02-29T12:30:00+02:00", "2024-02-29T10:30:00Z"),
+    ("TIME", "12:30:01.5", "12:30:01.500000"),
+    ("UUID", "2c5f8f7e-0b7a-4a4e-9a53-3f0c7c0d2a11", "2c5f8f7e-0b7a-4a4e-9a53-3f0c7c0d2a11"),
+    ("VARCHAR[]", ["a", "b'"], ["a", "b'"]),
+    ("BIGINT[]", [1, -2], [1, -2]),
+    ("DOUBLE[]", [1, 2.5], [1.0, 2.5]),
+    ("DATE[]", ["2024-01-01"], ["2024-01-01"]),
+]
+
+
+@pytest.mark.parametrize(("sql_type", "value", "back"), BOUND)
+def test_every_declared_parameter_type_binds_and_round_trips(
+    tmp_path: Path, settings: dict[str, Any], sql_type: str, value: Any, back: Any
+) -> None:
+    echo = tool(
+        "SELECT $v AS v, typeof($v) AS t", [column("v", sql_type), column("t", "VARCHAR")], {"v": sql_type}
+    )
+    server = make_server(tmp_path, {"echo": {**echo, "result": "one"}})
+    found = run(server, "echo", settings, {"v": value})
+    assert (found["v"], found["t"]) == (back, sql_type.replace("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE"))
+
+
 class ByRegion(BaseModel):
     """A generated input model: the Python name differs from the published (alias) name."""
 
@@ -328,6 +359,26 @@ def test_data_that_cannot_be_opened_answers_each_call_and_is_retried(
         run(server, "by_region", settings, {"region": "Asia"})
     moved.rename(settings["db_file"])
     assert run(server, "by_region", settings, {"region": "Asia"})["row_count"] == 2
+
+
+def test_a_view_whose_file_is_missing_is_retried_on_the_next_call(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    # The database opened without the file once kept its broken view until the server restarted.
+    server = make_server(
+        tmp_path, {"json": tool(ALL_COUNTRIES_OF.format(view="countries_json"), COUNTRY_COLUMNS), **TOOLS}
+    )
+    later = tmp_path / "later.jsonl"
+    waiting = {**settings, "countries_json": str(later)}
+    with pytest.raises(ToolError, match=r"^view `countries_json` cannot read setting 'countries_json'"):
+        run(server, "json", waiting)
+    assert run(server, "by_region", waiting, {"region": "Asia"})["row_count"] == 2  # the others serve
+    Path(settings["countries_json"]).rename(later)
+    assert run(server, "json", waiting)["row_count"] == 8
+    # Complete now: kept for the next calls.
+    assert connection.database_for(server, server.catalog, waiting) is connection.database_for(
+        server, server.catalog, waiting
+    )
 
 
 # --- timeouts, cancellation, concurrency ----------------------------------------------------------
