@@ -10,6 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lynxc.runtime.backends.sql.catalog import THREADS_SETTING as SQL_THREADS_SETTING
+from lynxc.runtime.backends.sql.catalog import TIMEOUT_SETTING as SQL_TIMEOUT_SETTING
+
 from .diagnostics import Span
 
 
@@ -240,6 +243,7 @@ class SqlDataIR:
     writable: bool
     views: tuple[SqlViewIR, ...]
     tools: tuple[SqlToolIR, ...]
+    not_null: tuple[str, ...] = ()  # `table.column` the database must still declare NOT NULL
 
 
 @dataclass(frozen=True)
@@ -268,14 +272,17 @@ def resources_document(server: ServerIR) -> dict[str, Any]:
 
 
 SQL_FORMAT = 1  # the `format` of sql.json that runtime/backends/sql reads
-SQL_SETTINGS = {"threads": "duckdb_threads", "timeout": "sql_timeout_seconds"}
 
 
 def sql_document(server: ServerIR) -> dict[str, Any]:
     """The content of generated/<server>/sql.json (without its `_generated` header)."""
     sql = server.sql
     assert sql is not None
-    database = {"setting": sql.database_setting, "writable": sql.writable} if sql.database_setting else None
+    database = (
+        {"setting": sql.database_setting, "writable": sql.writable, "not_null": list(sql.not_null)}
+        if sql.database_setting
+        else None
+    )
     return {
         "format": SQL_FORMAT,
         "data": {
@@ -290,7 +297,7 @@ def sql_document(server: ServerIR) -> dict[str, Any]:
                 for v in sql.views
             ],
         },
-        "settings": dict(SQL_SETTINGS),
+        "settings": {"threads": SQL_THREADS_SETTING, "timeout": SQL_TIMEOUT_SETTING},
         "tools": {t.tool: t.entry() for t in sql.tools},
     }
 

@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, resolve_target
+from lynxc.runtime.backends.sql.catalog import (
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT_SECONDS,
+    THREADS_SETTING,
+    TIMEOUT_SETTING,
+)
 
 from ..backticks import code_spans
 from ..diagnostics import Diagnostic, Result, Span, has_errors
@@ -57,22 +63,23 @@ SQL_CAPS = {
     "max_output_json_bytes": Cap(
         value=1_048_576,
         unit="bytes",
-        description="Bytes of JSON one result may take; a larger one is an error.",
+        description="Bytes of JSON one result may take: rows past it are left out and flagged "
+        "truncated (a single row over it is an error).",
     ),
 }
 SQL_SETTINGS = {
-    "duckdb_threads": SchemaNode(
+    THREADS_SETTING: SchemaNode(
         type="integer",
         minimum=1,
         maximum=256,
-        default=2,
+        default=DEFAULT_THREADS,
         description="Threads DuckDB may use for one statement; calls run concurrently besides.",
     ),
-    "sql_timeout_seconds": SchemaNode(
+    TIMEOUT_SETTING: SchemaNode(
         type="number",
         exclusiveMinimum=0,
         maximum=3600,
-        default=30,
+        default=DEFAULT_TIMEOUT_SECONDS,
         description="Seconds a statement may run before DuckDB is interrupted and the call fails.",
     ),
 }

@@ -18,7 +18,7 @@ SERVER = ServerDefinition(
     settings_schema={
         'countries_file': {'type': 'string', 'format': 'file-path', 'description': 'The countries as JSON Lines (gzipped or not), one country per line, in the mledoze/countries shape.', 'default': 'specs/countries-sql/data/countries.jsonl.gz'},
         'duckdb_threads': {'type': 'integer', 'minimum': 1, 'maximum': 256, 'description': 'Threads DuckDB may use for one statement; calls run concurrently besides.', 'default': 2},
-        'sql_timeout_seconds': {'type': 'number', 'maximum': 3600, 'exclusiveMinimum': 0, 'description': 'Seconds a statement may run before DuckDB is interrupted and the call fails.', 'default': 30},
+        'sql_timeout_seconds': {'type': 'number', 'maximum': 3600, 'exclusiveMinimum': 0, 'description': 'Seconds a statement may run before DuckDB is interrupted and the call fails.', 'default': 30.0},
     },
     tools=(
         ToolBinding(

@@ -31,7 +31,7 @@ server:
         reader: read_parquet
         setting: orders_file
         columns:
-          id: BIGINT NOT NULL
+          id: BIGINT
           customer: VARCHAR
           total: DECIMAL(18,2)
           placed: DATE
@@ -65,7 +65,7 @@ def test_output_schema_comes_from_the_result_types(tmp_path: Path) -> None:
       sql: |
         SELECT id, customer, total, placed, items, count(*) OVER () AS matching
         FROM orders
-        WHERE placed >= $since
+        WHERE placed >= $since AND id IS NOT NULL
           AND ($skus IS NULL OR len(list_intersect(list_transform(items, i -> i.sku), $skus)) > 0)
         ORDER BY placed DESC""",
     )
@@ -76,7 +76,7 @@ def test_output_schema_comes_from_the_result_types(tmp_path: Path) -> None:
     assert row["required"] == ["id", "customer", "total", "placed", "items", "matching"]
     columns = row["properties"]
     assert columns["id"]["anyOf"][0]["type"] == "integer"  # BIGINT: an integer, or text past 2^53
-    assert {"type": "null"} not in columns["id"]["anyOf"]  # NOT NULL, so never null
+    assert {"type": "null"} not in columns["id"]["anyOf"]  # proven by the WHERE
     assert {"type": "null"} in columns["customer"]["anyOf"]
     assert columns["items"]["anyOf"][0]["type"] == "array"
     assert set(columns["items"]["anyOf"][0]["items"]["anyOf"][0]["properties"]) == {"sku", "qty"}
@@ -149,18 +149,23 @@ def test_writes_compile_only_for_destructive_tools_of_servers_that_allow_them(tm
 
 
 def test_the_check_is_bounded_by_a_watchdog_that_interrupts_duckdb(tmp_path: Path) -> None:
-    (tmp_path / "schema.sql").write_text(
-        "CREATE TABLE big AS SELECT a.range AS x FROM range(1000000) a, range(1000000) b;\n"
-    )
+    """Inferring the schema from every row of a large JSON sample takes longer than the budget
+    given here: DuckDB is interrupted and the build reports it instead of waiting."""
+    import duckdb
+
+    rows = "SELECT range AS a, md5(range::VARCHAR) AS b FROM range(1000000)"
+    with duckdb.connect() as connection:
+        connection.execute(f"COPY ({rows}) TO '{tmp_path / 'big.json'}'")
     (tmp_path / "server.yaml").write_text(
         """lynxc: 1
 server:
   name: slow
   version: 1.0.0
   settings:
-    db: {type: string, default: x.duckdb, description: The database.}
+    big: {type: string, default: big.json, description: The rows.}
   duckdb:
-    database: {setting: db, schema: schema.sql}
+    views:
+      big: {reader: read_json, setting: big, sample: big.json, options: {sample_size: -1}}
 tools:
   - name: count_big
     description: {purpose: Count the rows.}
@@ -170,8 +175,37 @@ tools:
     source = load_spec(tmp_path / "server.yaml").value
     assert source is not None
     sql_tools = [t for t in source.tools if is_sql_tool(t)]
-    checked = check_sql(source, sql_tools, {}, timeout=1.0)
+    checked = check_sql(source, sql_tools, {}, timeout=0.05)
     assert [d.rule_id for d in checked.diagnostics] == ["SQL_TIMEOUT"]
+
+
+def test_a_schema_describes_tables_and_never_fills_them(tmp_path: Path) -> None:
+    (tmp_path / "schema.sql").write_text(
+        "CREATE TABLE t (a INTEGER NOT NULL, b VARCHAR);\n"
+        "CREATE TABLE filled AS SELECT content FROM read_text('/etc/hostname');\n"
+    )
+    (tmp_path / "server.yaml").write_text(
+        """lynxc: 1
+server:
+  name: db
+  version: 1.0.0
+  settings:
+    db: {type: string, default: x.duckdb, description: The database.}
+  duckdb:
+    database: {setting: db, schema: schema.sql}
+tools:
+  - name: count_t
+    description: {purpose: Count the rows.}
+    backend: {sql: "SELECT count(*) AS n FROM t"}
+"""
+    )
+    refused = compile_spec(tmp_path / "server.yaml")
+    (problem,) = refused.diagnostics
+    assert problem.rule_id == "SQL_DATA_INVALID" and "CREATE TABLE ... AS" in problem.message
+    assert (problem.span.line, problem.span.col) == (2, 1)
+    (tmp_path / "schema.sql").write_text("CREATE TABLE t (a INTEGER NOT NULL, b VARCHAR);\n")
+    built = compile_spec(tmp_path / "server.yaml")
+    assert built.value is not None and built.value.sql.not_null == ("t.a",)
 
 
 @pytest.fixture
@@ -253,3 +287,85 @@ def test_a_parameter_type_that_makes_duckdb_cast_a_column_is_warned_about(tmp_pa
     assert warning.rule_id == "SQL_PARAM_CASTS_COLUMN" and warning.severity == "warning"
     assert "'id' to DOUBLE" in warning.message
     assert compile_text(tmp_path, lookup("integer")).diagnostics == ()
+
+
+def test_a_final_semicolon_and_comment_stay_outside_the_row_cap(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: customers
+    description: {purpose: List the customers.}
+    backend: {sql: "SELECT DISTINCT customer FROM orders; -- every one of them"}""",
+    )
+    assert result.value is not None, [d.render() for d in result.diagnostics]
+    (customers,) = result.value.sql.tools
+    assert customers.statement == "SELECT DISTINCT customer FROM orders"
+    assert (
+        customers.wrapped
+        == "SELECT * FROM (\nSELECT DISTINCT customer FROM orders\n) AS lynxc_rows LIMIT 101"
+    )
+
+
+def test_writes_are_insert_update_or_delete_never_read_only_nor_returning(tmp_path: Path) -> None:
+    def write(sql: str, annotations: str = "{destructiveHint: true}") -> list[str]:
+        tools = f"""  - name: change
+    description: {{purpose: Change the orders.}}
+    annotations: {annotations}
+    backend: {{sql: "{sql}"}}"""
+        return [d.message for d in compile_text(tmp_path, tools, allow_writes=True).diagnostics]
+
+    assert write("UPDATE orders SET customer = 'returning soon'") == []  # RETURNING in a string
+    assert write("UPDATE orders SET customer = 'x' RETURNING id") == [
+        "RETURNING is not supported: a write returns the count of rows it changed"
+    ]
+    assert write("CREATE TABLE t (a INTEGER)") == [
+        "the statement is CREATE: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+    ]
+    assert write("DELETE FROM orders", "{destructiveHint: true, readOnlyHint: true}") == [
+        "the tool is annotated readOnlyHint: true but runs DELETE"
+    ]
+
+
+def test_a_type_nested_deeper_than_the_stack_is_a_diagnostic(tmp_path: Path) -> None:
+    depth = 1500
+    (tmp_path / "deep.json").write_text("[" * depth + "1" + "]" * depth + "\n")
+    (tmp_path / "server.yaml").write_text(
+        """lynxc: 1
+server:
+  name: deep
+  version: 1.0.0
+  settings:
+    f: {type: string, default: deep.json, description: The data.}
+  duckdb:
+    views:
+      deep: {reader: read_json, setting: f, sample: deep.json, options: {format: array}}
+tools:
+  - name: everything
+    description: {purpose: Return everything.}
+    backend: {sql: "SELECT * FROM deep"}
+"""
+    )
+    result = compile_spec(tmp_path / "server.yaml")
+    assert result.value is None
+    assert {d.rule_id for d in result.diagnostics} <= {"SQL_TYPE_UNSUPPORTED", "SQL_DATA_INVALID"}
+
+
+def test_a_written_output_is_checked_through_its_refs(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: customers
+    description: {purpose: List the customers.}
+    backend: {sql: "SELECT DISTINCT customer FROM orders"}
+    output:
+      type: object
+      properties:
+        rows: {type: array, items: {$ref: "#/$defs/Row"}}
+        row_count: {type: integer}
+        truncated: {type: boolean}
+      $defs:
+        Row:
+          type: object
+          properties:
+            customer: {type: string}""",
+    )
+    assert [d.rule_id for d in result.diagnostics] == ["SQL_OUTPUT_MISMATCH"]
+    assert "does not accept null" in result.diagnostics[0].message

@@ -59,7 +59,7 @@ def check_sql(
     import duckdb
 
     with cleanup() as stack:
-        timer = threading.Timer(timeout, stack.interrupt)
+        timer = threading.Timer(timeout, stack.expire)
         timer.daemon = True
         timer.start()
         try:
@@ -100,6 +100,7 @@ def check_sql(
                 writable=data.allow_writes,
                 views=build.views,
                 tools=tuple(checked),
+                not_null=build.not_null,
             )
             result.files = build.files
         except duckdb.InterruptException:

@@ -12,16 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from lynxc.runtime.schema_refs import inline_local_refs
+
 from ...diagnostics import Diagnostic
 from ...rules import diagnostic
 from ...spec.source import NodePath, SourceDoc
 
+_UNCHECKABLE = frozenset({"oneOf", "allOf", "not", "if", "$ref"})
 _ALL = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 
 
 def output_problems(
     written: dict[str, Any], derived: dict[str, Any], doc: SourceDoc, path: NodePath
 ) -> list[Diagnostic]:
+    written = inline_local_refs(written)  # a `$ref` is checked as what it refers to
     return [
         diagnostic("SQL_OUTPUT_MISMATCH", message, doc.span(at), hint)
         for at, message, hint in _compare(written, derived, path, "output")
@@ -56,6 +60,14 @@ def _kind_of(value: Any) -> str:
 
 
 def _compare(written: Any, derived: Any, path: NodePath, label: str) -> Iterator[tuple[NodePath, str, str]]:
+    if isinstance(written, dict) and _UNCHECKABLE & set(written):
+        yield (
+            path,
+            f"{label} uses {', '.join(sorted(_UNCHECKABLE & set(written)))}, which the build cannot "
+            "check against the result's types",
+            "write it with type, anyOf, enum, properties and items",
+        )
+        return
     missing = kinds(derived) - kinds(written)
     if missing:
         yield (

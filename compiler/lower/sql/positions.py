@@ -12,13 +12,14 @@ and escapes make the statement differ from what is written.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from ...diagnostics import Span
 
 _LINE_QUOTE = re.compile(r"^LINE (\d+): (.*)\n( *)\^", re.MULTILINE)
 _QUOTED_NAME = re.compile(r'(?:name|column|function|type|Table with name) "?([A-Za-z_][\w$]*)"?')
-_WORD = re.compile(r"[^\s,;()]{1,40}")
+_WORD = re.compile(r"[^\s,;()\"']{1,40}")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class SqlText:
     start: Span  # where the statement's source begins (a .sql file: 1:1)
     source_text: str  # the whole file, to find places in YAML styles that are not literal
     kind: str  # "file" (a .sql file), "block" (a YAML literal block) or "inline" (other YAML)
+    end: Span | None = None  # where the next node of the spec starts: the search stops there
 
     def span(self, offset: int | None) -> Span:
         """The place of character `offset` of the statement; the statement's start if unknown."""
@@ -61,16 +63,20 @@ class SqlText:
             return self.start
         word = match.group(0)
         occurrence = self.text.count(word, 0, offset)
-        lines = self.source_text.splitlines(keepends=True)
-        base = sum(len(text) for text in lines[: self.start.line - 1]) + self.start.col - 1
+        base = self._offset_of(self.start)
+        limit = self._offset_of(self.end) if self.end is not None else len(self.source_text)
         found = base - 1
         for _ in range(occurrence + 1):
-            found = self.source_text.find(word, found + 1)
+            found = self.source_text.find(word, found + 1, limit)
             if found < 0:
                 return self.start
         line = self.source_text.count("\n", 0, found)
         col = found - (self.source_text.rfind("\n", 0, found) + 1)
         return Span(self.file, line + 1, col + 1)
+
+    def _offset_of(self, span: Span) -> int:
+        lines = self.source_text.splitlines(keepends=True)
+        return sum(len(text) for text in lines[: span.line - 1]) + span.col - 1
 
 
 def yaml_kind(source_text: str, start: Span) -> str:
@@ -108,7 +114,8 @@ def error_offset(message: str, text: str) -> int | None:
 
 
 def _caret_in_line(line: str, shown: str, caret: int) -> int | None:
-    """The caret's place in the full line; DuckDB shows a long line in part, between `...`."""
+    """The caret's place in the full line. DuckDB shows a long line in part, between `...`, and
+    places the caret by display width: a wide character takes two columns, a tab none."""
     if shown.startswith("..."):
         shown, caret = shown[3:], caret - 3
     if shown.endswith("..."):
@@ -116,4 +123,16 @@ def _caret_in_line(line: str, shown: str, caret: int) -> int | None:
     start = line.find(shown) if shown else 0
     if start < 0 or caret < 0:
         return None
-    return min(start + caret, len(line))
+    width = 0
+    for index, char in enumerate(shown):
+        char_width = _display_width(char)
+        if width >= caret and char_width:
+            return start + index
+        width += char_width
+    return min(start + len(shown), len(line))
+
+
+def _display_width(char: str) -> int:
+    if unicodedata.category(char) in ("Cc", "Cf", "Mn"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from lynxc.runtime.backends.sql.connection import first_paragraph
 from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, type_tree
 
 from ...diagnostics import Diagnostic, Span
@@ -34,9 +35,9 @@ from .positions import SqlText, char_offset, error_offset, yaml_kind
 # Table functions a SELECT may call that write (a checkpoint), or that run SQL text they are
 # given, which would turn a bound parameter back into code.
 _WRITING_FUNCTIONS = frozenset({"checkpoint", "force_checkpoint"})
-_DYNAMIC_FUNCTIONS = frozenset({"query", "query_table"})
-_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9]+)")
+_DYNAMIC_FUNCTIONS = frozenset({"query", "query_table", "json_execute_serialized_sql"})
+_NAME_TOKEN = re.compile(r'"?([A-Za-z_][A-Za-z0-9_]*)')
+_PARAMETER = re.compile(r"\$([^\W\d]\w*|[0-9]+)")
 # What a write returns when it has no RETURNING clause: DuckDB's count of changed rows.
 _WRITE_COLUMNS = (("Count", "BIGINT"),)
 
@@ -64,7 +65,9 @@ def statement_text(source: ToolSource, build: BuildData) -> tuple[SqlText | None
         ]
     if backend.sql is not None:
         start = doc.span((*base, "sql"))
-        return SqlText(backend.sql, start.file, start, doc.text, yaml_kind(doc.text, start)), []
+        after = [s for s in (*doc.value_spans.values(), *doc.key_spans.values()) if s > start]
+        kind = yaml_kind(doc.text, start)
+        return SqlText(backend.sql, start.file, start, doc.text, kind, min(after, default=None)), []
     span = doc.span((*base, "sql_file"))
     file, file_id, problem = read_beside(
         build.spec_dir, backend.sql_file or "", span, MAX_SPEC_BYTES, "sql_file"
@@ -128,31 +131,10 @@ def check_statement(
     found: list[Diagnostic] = []
 
     read_only = statement.type == duckdb.StatementType.SELECT
-    if not read_only:
-        destructive = _destructive(tool)
-        allowed = build.writable and destructive
-        if not allowed or re.search(r"\bRETURNING\b", text, re.IGNORECASE):
-            found.append(
-                diagnostic(
-                    "SQL_NOT_READ_ONLY",
-                    f"the statement is {statement.type.name}, not a read-only SELECT"
-                    + (
-                        "; RETURNING is not supported"
-                        if allowed
-                        else ""
-                        if destructive
-                        else " (the tool is not annotated destructiveHint: true)"
-                    ),
-                    where.span(_first_token_offset(text)),
-                    "SQL tools read; a write needs `duckdb: {allow_writes: true}` on the server and "
-                    "`destructiveHint: true` on the tool"
-                    if not allowed
-                    else "return the changed rows with a separate SELECT tool",
-                )
-            )
-            return None, found
-
-    for name, offset in function_calls(text):
+    found += _write_problems(statement, text, tool, build, where)
+    if found:
+        return None, found
+    for name, offset in called_functions(connection, text, read_only):
         if name in _DYNAMIC_FUNCTIONS:
             found.append(
                 diagnostic(
@@ -222,7 +204,7 @@ def check_statement(
         except duckdb.InterruptException:
             raise
         except duckdb.Error as err:
-            return None, [_error("SQL_BIND", err, where, error_offset(str(err), text))]
+            return None, [_bind_error(connection, err, where)]
         typed = cast_parameters(body, occurrences, types)
         try:
             relation = connection.sql(typed, params=nulls or None)
@@ -262,6 +244,22 @@ def check_statement(
     if problems:
         return None, problems
     wrapped = f"SELECT * FROM (\n{typed}\n) AS lynxc_rows LIMIT {max_rows + 1}" if read_only else typed
+    if read_only:  # what the server will run binds, with the columns the build derived
+        try:
+            bound = connection.sql(wrapped, params={name: None for name in used} or None)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as err:
+            return None, [_error("SQL_BIND", err, where, None)]
+        if list(bound.columns) != names:
+            return None, [
+                diagnostic(
+                    "SQL_COLUMN_INVALID",
+                    "the statement's columns change when it runs under the row cap: "
+                    + ", ".join(bound.columns),
+                    where.span(_first_token_offset(text)),
+                )
+            ]
     return (
         SqlToolIR(
             tool=tool.name,
@@ -376,18 +374,113 @@ def _plan_nodes(plan: Any) -> list[Any]:
     return nodes
 
 
-def function_calls(text: str) -> list[tuple[str, int]]:
-    """(lowercased name, offset) of each name the statement calls: a name token before `(`."""
+def _write_problems(
+    statement: Any, text: str, tool: Any, build: BuildData, where: SqlText
+) -> list[Diagnostic]:
+    """Why a statement that is not a SELECT may not run: only INSERT, UPDATE and DELETE write,
+    only in a tool annotated destructive (and not read-only) of a server that allows writes."""
+    import duckdb
+
+    kind = statement.type
+    if kind == duckdb.StatementType.SELECT:
+        return []
+    at = where.span(_first_token_offset(text))
+    if kind not in (duckdb.StatementType.INSERT, duckdb.StatementType.UPDATE, duckdb.StatementType.DELETE):
+        problem = f"the statement is {kind.name}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        return [diagnostic("SQL_NOT_READ_ONLY", problem, at, "a SQL tool runs one SELECT")]
+    if not (build.writable and _destructive(tool)):
+        return [
+            diagnostic(
+                "SQL_NOT_READ_ONLY",
+                f"the statement is {kind.name}, not a read-only SELECT"
+                + ("" if _destructive(tool) else " (the tool is not annotated destructiveHint: true)"),
+                at,
+                "a write needs `duckdb: {allow_writes: true}` on the server and `destructiveHint: true` "
+                "on the tool",
+            )
+        ]
+    if tool.annotations is not None and tool.annotations.readOnlyHint is True:
+        return [
+            diagnostic(
+                "SQL_NOT_READ_ONLY", f"the tool is annotated readOnlyHint: true but runs {kind.name}", at
+            )
+        ]
+    returning = [offset for word, offset in _keywords(text) if word == "RETURNING"]
+    if returning:
+        return [
+            diagnostic(
+                "SQL_NOT_READ_ONLY",
+                "RETURNING is not supported: a write returns the count of rows it changed",
+                where.span(returning[0]),
+                "read the changed rows with a separate SELECT tool",
+            )
+        ]
+    return []
+
+
+def _keywords(text: str) -> list[tuple[str, int]]:
+    """(upper-case word, offset) of each keyword DuckDB's tokenizer finds (never in a string,
+    a quoted name or a comment)."""
     import duckdb
 
     found = []
     for byte_offset, kind in duckdb.tokenize(text):
-        if kind not in (duckdb.token_type.identifier, duckdb.token_type.keyword):
-            continue
-        start = char_offset(text, byte_offset)
-        match = _CALL.match(text, start)
-        if match is not None:
-            found.append((match.group(1).lower(), start))
+        if kind == duckdb.token_type.keyword:
+            start = char_offset(text, byte_offset)
+            match = re.compile(r"\w+").match(text, start)
+            if match is not None:
+                found.append((match.group(0).upper(), start))
+    return found
+
+
+def called_functions(connection: Any, text: str, select: bool) -> list[tuple[str, int]]:
+    """(lower-case name, offset) of each function the statement calls. For a SELECT from DuckDB's
+    own parse tree (a quoted name or a comment before the bracket changes nothing); for a write,
+    whose tree DuckDB does not serialize, from its tokens."""
+    import json
+
+    import duckdb
+
+    if select:
+        try:
+            tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+        except duckdb.InterruptException:
+            raise
+        except (duckdb.Error, ValueError):
+            tree = {"error": True}
+        if not tree.get("error"):
+            return sorted(_function_names(tree))
+    return _function_tokens(text)
+
+
+def _function_names(tree: Any) -> set[tuple[str, int]]:
+    found: set[tuple[str, int]] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            name = node.get("function_name")
+            if isinstance(name, str):
+                location = node.get("query_location")
+                found.add((name.lower(), location if isinstance(location, int) and location < 2**31 else 0))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _function_tokens(text: str) -> list[tuple[str, int]]:
+    """(lower-case name, offset) of every name token, quoted or not: what a write may call, read
+    conservatively (a column named like a function counts)."""
+    import duckdb
+
+    found = []
+    for byte_offset, kind in duckdb.tokenize(text):
+        if kind in (duckdb.token_type.identifier, duckdb.token_type.keyword):
+            start = char_offset(text, byte_offset)
+            match = _NAME_TOKEN.match(text, start)
+            if match is not None:
+                found.append((match.group(1).lower(), start))
     return found
 
 
@@ -488,13 +581,12 @@ def _columns(
             )
             continue
         seen.add(name)
-        try:
-            tree = type_tree(duckdb_type)
-        except UnsupportedType as err:
+        tree, unsupported = _tree(duckdb_type)
+        if tree is None:
             found.append(
                 diagnostic(
                     "SQL_TYPE_UNSUPPORTED",
-                    f"result column '{name}' is {err.sql_type}, which lynxc cannot render as JSON",
+                    f"result column '{name}' is {unsupported}, which lynxc cannot render as JSON",
                     where.span(_first_token_offset(where.text)),
                     f"CAST {name} to a type such as VARCHAR",
                 )
@@ -503,6 +595,16 @@ def _columns(
         nullable = not (index < len(not_null) and not_null[index])
         columns.append(SqlColumnIR(name, canonical_json(tree), nullable))
     return columns, found
+
+
+def _tree(duckdb_type: Any) -> tuple[dict[str, Any] | None, str]:
+    """The type tree of a result column, or None and what its type is."""
+    try:
+        return type_tree(duckdb_type), ""
+    except UnsupportedType as err:
+        return None, err.sql_type
+    except RecursionError:  # nested deeper than Python's stack (a hostile sample)
+        return None, "a type nested too deeply"
 
 
 def _culprits(
@@ -540,18 +642,46 @@ def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _bind_error(connection: Any, err: BaseException, where: SqlText) -> Diagnostic:
+    """A statement that does not bind, at the place DuckDB names; a table it does not know
+    gets a did-you-mean among the data's own tables and views (never DuckDB's system ones)."""
+    message = _message(err)
+    hint = None
+    unknown = re.match(r"Catalog Error: Table with name (\S+) does not exist!", message)
+    if unknown is not None:
+        message = message.split("!", 1)[0] + "!"
+        rows = connection.execute(
+            "SELECT table_name FROM duckdb_tables() "
+            "UNION SELECT view_name FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()
+        names = sorted(name for (name,) in rows)
+        hint = did_you_mean(unknown.group(1), names) or (
+            "the data holds: " + ", ".join(names) if names else None
+        )
+    return diagnostic("SQL_BIND", message, where.span(error_offset(str(err), where.text)), hint)
+
+
 def _error(rule: str, err: BaseException, where: SqlText, offset: int | None) -> Diagnostic:
     return diagnostic(rule, _message(err), where.span(offset))
 
 
 def _message(err: BaseException) -> str:
-    """DuckDB's message without its `LINE n:` quote: the diagnostic points at the place."""
-    return " ".join(str(err).split("\n\nLINE ")[0].split())
+    return first_paragraph(err)
 
 
 def _without_final_semicolon(text: str) -> str:
-    stripped = text.rstrip()
-    return stripped[:-1].rstrip() if stripped.endswith(";") else stripped
+    """The statement without the `;` (and anything after it: spaces, a comment) that may end
+    it, so it can stand inside the row cap's subquery."""
+    import duckdb
+
+    semicolons = [
+        start
+        for byte_offset, kind in duckdb.tokenize(text)
+        if kind == duckdb.token_type.operator
+        and text.startswith(";", start := char_offset(text, byte_offset))
+    ]
+    end = semicolons[-1] if semicolons else len(text)
+    return text[:end].rstrip()
 
 
 def _first_token_offset(text: str) -> int:
