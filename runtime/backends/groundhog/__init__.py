@@ -1,0 +1,1 @@
+"""groundhog: read the web for an agent (search, read_url, research, status) on httpx and trafilatura."""
