@@ -37,6 +37,10 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "records.query_records": "lynxc.runtime.backends.records.tools:query_records",
     "records.get_record": "lynxc.runtime.backends.records.tools:get_record",
     "sql.query": "lynxc.runtime.backends.sql.tools:run_sql",
+    "groundhog.search": "lynxc.runtime.backends.groundhog.tools:search",
+    "groundhog.read_url": "lynxc.runtime.backends.groundhog.tools:read_url",
+    "groundhog.research": "lynxc.runtime.backends.groundhog.tools:research",
+    "groundhog.status": "lynxc.runtime.backends.groundhog.tools:status",
 }
 
 
