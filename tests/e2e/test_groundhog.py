@@ -154,6 +154,8 @@ async def test_hidden_text_is_stripped_and_reported(web: WebServer) -> None:
             ("same-color.html", "hidden_css"),
             ("comment-injection.html", "hidden_template"),
             ("zero-width.html", "zero_width"),
+            ("fake-delimiters.html", "delimiter"),
+            ("encoded-payloads.html", "encoded"),
         ):
             url = web.url(f"/hidden/{name}")
             stripped = await call(client, "read_url", {"url": url})

@@ -11,6 +11,7 @@ import anyio.to_thread
 from .extract import Extracted, extract_page
 from .hidden import Threat, strip_hidden, strip_invisible_characters
 from .network import Fetched, Fetcher
+from .payloads import find_payloads
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -41,6 +42,7 @@ def _parse(page: Page, format: str, include_hidden: bool) -> Page:
     fetched = page.fetched
     body: bytes | str = fetched.body
     threats: list[Threat] = []
+    html = None
     if fetched.content_type in HTML_TYPES:
         html = fetched.body.decode(fetched.charset or "utf-8", errors="replace")
         body, threats = strip_hidden(html, include_hidden=include_hidden)
@@ -50,5 +52,6 @@ def _parse(page: Page, format: str, include_hidden: bool) -> Page:
     content = extracted.markdown if format == "markdown" else extracted.text
     if fetched.content_type not in HTML_TYPES:  # strip_hidden has done this for HTML
         content, threats = strip_invisible_characters(content, include_hidden=include_hidden)
+    threats += find_payloads(content, html)
     page.extracted, page.content, page.threats = extracted, content, threats
     return page
