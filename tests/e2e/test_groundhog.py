@@ -132,6 +132,20 @@ async def test_read_url_page_statuses(web: WebServer, route, expected: str) -> N
     assert page["status"] == expected and page["markdown"] == ""
 
 
+async def test_pages_no_parser_can_read_are_answers_not_crashes(web: WebServer) -> None:
+    scripts = web.page("/scripts", b"<html><body><script>var a = 1;</script></body></html>")
+    bogus = web.page(
+        "/bogus",
+        html_page("Caf\u00e9", "<p>Caf\u00e9 cr\u00e8me</p>"),
+        content_type="text/html; charset=x-bogus",
+    )
+    async with stdio_client(SERVER, settings(web)) as client:
+        empty = await call(client, "read_url", {"url": scripts})
+        assert empty["status"] == "empty" and empty["markdown"] == ""
+        read = await call(client, "read_url", {"url": bogus})
+        assert read["status"] == "ok" and "crème" in read["markdown"]
+
+
 async def test_private_addresses_are_refused_redirects_included(web: WebServer) -> None:
     hop = web.redirect("/hop", "http://10.0.0.1/internal")
     async with stdio_client(SERVER, settings(web)) as client:
@@ -240,11 +254,12 @@ async def test_research_reads_ranks_and_counts(web: WebServer) -> None:
                 "follow": [
                     {"token": candidate["token"], "why": "how lifetimes are compared"},
                     {"token": "forged." + candidate["token"][-10:], "why": "a forged token"},
+                    {"token": candidate["token"], "why": "the same link again"},
                 ],
             },
         )
         outcomes = [(f["url"], f["outcome"]) for f in followed["followed"]]
-        assert outcomes == [(web.url("/b"), "read"), (None, "invalid_token")]
+        assert outcomes == [(web.url("/b"), "read"), (None, "invalid_token"), (web.url("/b"), "duplicate")]
         assert followed["sources"][0]["discovered_via"]["candidate"] == candidate["token"]
         assert followed["receipt"]["executed_query"] is None
 

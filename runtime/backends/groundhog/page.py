@@ -1,41 +1,57 @@
 """One page, read: fetched under the network policy, hidden content found and stripped, the
-content extracted, invisible characters found and stripped. Shared by `read_url` and
-`research`; the parsing runs in a worker thread so one large page never stalls the others."""
+content extracted, invisible characters found and stripped (from the title and author too),
+visible attacks reported. Shared by `read_url` and `research`.
+
+Parsing runs in a worker thread (a large page never stalls the others), at most PARSERS at a
+time, and a parser that fails on a page makes that page unreadable, never the call."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
+import anyio
 import anyio.to_thread
 
-from .extract import Extracted, extract_page
+from .extract import HTML_TYPES, Extracted, extract_page
 from .hidden import Threat, strip_hidden, strip_invisible_characters
 from .network import Fetched, Fetcher
 from .payloads import find_payloads
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
+PARSERS = 2  # the machines this runs on have a few cores; more threads only share them
+_parsers: anyio.CapacityLimiter | None = None
 
 
 @dataclass
 class Page:
     fetched: Fetched
-    extracted: Extracted | None = None  # None unless the page was read (status ok)
+    extracted: Extracted | None = None  # None unless the page was read
     content: str = ""  # the Markdown (or text) after stripping
     threats: list[Threat] = field(default_factory=list)
+    error: str | None = None  # fetched, but no parser could read it
 
     @property
     def status(self) -> str:
-        return self.fetched.status
+        return "unknown" if self.error else self.fetched.status
 
 
 async def read_page(
     fetcher: Fetcher, url: str, *, format: str, include_hidden: bool, deadline: float | None = None
 ) -> Page:
+    global _parsers
     fetched = await fetcher.fetch(url, deadline=deadline)
     page = Page(fetched)
     if fetched.status != "ok":
         return page
-    return await anyio.to_thread.run_sync(_parse, page, format, include_hidden)
+    if _parsers is None:
+        _parsers = anyio.CapacityLimiter(PARSERS)
+    try:
+        return await anyio.to_thread.run_sync(
+            _parse, page, format, include_hidden, limiter=_parsers, abandon_on_cancel=True
+        )
+    except Exception as err:  # a parser's bug on a hostile page: that page is unreadable
+        page.error = f"could not be read: {type(err).__name__}: {str(err)[:200]}"
+        return page
 
 
 def _parse(page: Page, format: str, include_hidden: bool) -> Page:
@@ -44,14 +60,32 @@ def _parse(page: Page, format: str, include_hidden: bool) -> Page:
     threats: list[Threat] = []
     html = None
     if fetched.content_type in HTML_TYPES:
-        html = fetched.body.decode(fetched.charset or "utf-8", errors="replace")
+        html = fetched.body.decode(_codec(fetched.charset), errors="replace")
         body, threats = strip_hidden(html, include_hidden=include_hidden)
     extracted = extract_page(
         body, url=fetched.final_url, media_type=fetched.content_type or "text/html", format=format
     )
     content = extracted.markdown if format == "markdown" else extracted.text
     if fetched.content_type not in HTML_TYPES:  # strip_hidden has done this for HTML
-        content, threats = strip_invisible_characters(content, include_hidden=include_hidden)
-    threats += find_payloads(content, html)
+        content, found = strip_invisible_characters(content, include_hidden=include_hidden)
+        threats += found
+    title, in_title = strip_invisible_characters(extracted.title)
+    author, in_author = strip_invisible_characters(extracted.provenance.author or "")
+    extracted = dataclasses.replace(
+        extracted,
+        title=title,
+        provenance=dataclasses.replace(extracted.provenance, author=author or None),
+    )
+    threats += in_title + in_author + find_payloads(content, html)
     page.extracted, page.content, page.threats = extracted, content, threats
     return page
+
+
+def _codec(charset: str | None) -> str:
+    """The page's declared charset when Python knows it, else UTF-8."""
+    import codecs
+
+    try:
+        return codecs.lookup(charset).name if charset else "utf-8"
+    except LookupError:
+        return "utf-8"

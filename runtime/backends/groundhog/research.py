@@ -15,6 +15,10 @@ The steps, each counted in the receipt:
    over), each wrapped in a fence the page cannot forge (a marker drawn at random per call);
 5. candidates: the links inside the admitted passages, each with a token this server signs so a
    later call can read it through `follow` without searching again.
+
+Receipt counters the original has and this server never needs: `links_straddled` (links are
+found inside a passage, so none crosses two), `sources_omitted` (every source is listed) and
+`metadata_compacted` (provenance is never shortened); they are always 0 or empty.
 """
 
 from __future__ import annotations
@@ -33,10 +37,11 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
 from . import state
-from .tools import budget, clamp, provenance_of, threat_dicts
+from .results import budget, clamp, provenance_of, threat_dicts
 
 MAX_SOURCES = 10
 MAX_CANDIDATES = 20
+THREATS_PER_SOURCE = 20  # excerpts listed per source; the rest are counted in the receipt
 SEARCH_DEPTH = 3  # hits asked per page to read: room for the filters
 
 
@@ -45,6 +50,7 @@ class Chosen:
     url: str
     depth: int = 0
     via: dict[str, Any] | None = None
+    follow_index: int | None = None  # its entry in `followed`, for a followed candidate
 
 
 @dataclass
@@ -81,13 +87,16 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
     if params.follow:
         hits = _followed_hits(params.follow, followed)
         backend_name = "follow"
+        max_sources = clamp(max(max_sources, len(hits)), 1, ctx.caps.get("max_sources", MAX_SOURCES))
     else:
         executed_query = params.query
+        state.count("searches")
         try:
             backend_name, found = await search_web(
                 fetcher, settings, params.query, max_sources * SEARCH_DEPTH, deadline=deadline
             )
         except SearchError as err:
+            state.count("search_failures")
             raise ToolError(str(err)) from None
         hits = [(Chosen(h.url), h.published) for h in found]
     receipt.counts["hits"] = len(hits)
@@ -114,8 +123,11 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
             seen_domains.add(domain)
             continue
         receipt.counts[counter] += 1
-        if hit.via is not None:
-            _outcome(followed, hit, "filtered" if reason else "same_domain_limit")
+        _outcome(
+            followed,
+            hit,
+            "filtered" if reason else "same_domain_limit" if counter == "hits_same_domain" else "failed",
+        )
         if reason is not None:
             filtered_sources.append(_source(hit, None, filtered=reason))
 
@@ -136,8 +148,12 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
     usable: list[tuple[Chosen, Any]] = []
     hashes: set[str] = set()
     for hit, page in zip(chosen, pages, strict=True):
-        state.count(f"pages_{page.status}")
-        state.count("threats", len(page.threats))
+        if page is None:
+            receipt.counts["failed"] += 1
+            sources.append(_source(hit, None, timed_out=True))
+            _outcome(followed, hit, "failed")
+            continue
+        state.count_page(page)
         if page.status != "ok":
             receipt.counts["failed"] += 1
             sources.append(_source(hit, page))
@@ -170,6 +186,9 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
         usable.append((hit, page))
         _outcome(followed, hit, "read")
     sources += filtered_sources
+    receipt.counts["threat_excerpts_omitted"] = sum(
+        max(0, len(page.threats) - THREATS_PER_SOURCE) for page in pages if page is not None
+    )
     for entry in followed:  # a followed link that was never read (the deadline passed)
         if entry["outcome"] == "pending":
             entry["outcome"] = "failed"
@@ -209,11 +228,16 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
 def _followed_hits(follow: list[Any], followed: list[dict[str, Any]]) -> list[tuple[Chosen, str | None]]:
     hits = []
+    tokens: set[str] = set()
     for pick in follow:
         verdict, payload = state.SIGNER.verify(pick.token)
         if payload is None:
             followed.append({"url": None, "why": pick.why, "outcome": verdict})
             continue
+        if pick.token in tokens:
+            followed.append({"url": payload["url"], "why": pick.why, "outcome": "duplicate"})
+            continue
+        tokens.add(pick.token)
         via = {
             "parent_source_url": payload["parent_source_url"],
             "parent_passage_id": payload["parent_passage_id"],
@@ -222,36 +246,36 @@ def _followed_hits(follow: list[Any], followed: list[dict[str, Any]]) -> list[tu
             "candidate": pick.token,
         }
         followed.append({"url": payload["url"], "why": pick.why, "outcome": "pending"})
-        hits.append((Chosen(payload["url"], int(payload.get("depth", 1)), via), None))
+        hits.append((Chosen(payload["url"], int(payload.get("depth", 1)), via, len(followed) - 1), None))
     return hits
 
 
 def _outcome(followed: list[dict[str, Any]], hit: Chosen, outcome: str) -> None:
     """Settle the outcome of a followed candidate, once."""
-    if hit.via is None:
-        return
-    for entry in followed:
-        if entry["url"] == hit.url and entry["outcome"] == "pending":
-            entry["outcome"] = outcome
-            return
+    if hit.follow_index is not None and followed[hit.follow_index]["outcome"] == "pending":
+        followed[hit.follow_index]["outcome"] = outcome
 
 
-def _source(hit: Chosen, page: Any, *, filtered: str | None = None) -> dict[str, Any]:
+def _source(
+    hit: Chosen, page: Any, *, filtered: str | None = None, timed_out: bool = False
+) -> dict[str, Any]:
     threats = page.threats if page is not None else []
-    fetched = page.fetched if page is not None else None
-    status = "ok"
-    if fetched is not None and fetched.status != "ok":
-        error = fetched.error or ""
-        timed_out = "timed out" in error or "deadline" in error
-        status = "timeout" if timed_out else "blocked" if error.startswith("refused") else "error"
+    status, error = "ok", None
+    if timed_out:
+        status, error = "timeout", "the research deadline passed before the page was read"
+    elif page is not None and page.status != "ok":
+        error = page.error or page.fetched.error or ""
+        late = "timed out" in error or "deadline" in error
+        status = "timeout" if late else "blocked" if error.startswith("refused") else "error"
+    shown = threats[:THREATS_PER_SOURCE]
     return {
         "url": hit.url,
         "title": page.extracted.title if page is not None and page.extracted else "",
         "status": status,
-        "page_status": fetched.status if fetched is not None else None,
-        "threats": threat_dicts(threats),
+        "page_status": page.status if page is not None else None,
+        "threats": threat_dicts(shown),
         "provenance": provenance_of(page) if page is not None and page.extracted else None,
-        "error": fetched.error if fetched is not None and fetched.status != "ok" else None,
+        "error": error,
         "filtered": filtered,
         "depth": hit.depth,
         "discovered_via": hit.via,
@@ -286,7 +310,7 @@ def _passages(
             {
                 "id": passage.id,
                 "text": f"<{fence}>\n{passage.text}\n</{fence}>",
-                "source_url": page.fetched.final_url,
+                "source_url": hit.url,  # as in sources: the URL searched or followed
                 "heading": passage.heading,
                 "score": score,
                 "start": passage.start,
@@ -309,7 +333,7 @@ def _passages(
             payload = {
                 "url": url,
                 "label": label[:200],
-                "parent_source_url": page.fetched.final_url,
+                "parent_source_url": hit.url,
                 "parent_passage_id": passage.id,
                 "depth": hit.depth + 1,
             }
@@ -325,7 +349,7 @@ def _passages(
                     "domain": domain_of(url),
                     "kind": "link",
                     "label": label[:200],
-                    "parent_source_url": page.fetched.final_url,
+                    "parent_source_url": hit.url,
                     "parent_passage_id": passage.id,
                     "depth": hit.depth + 1,
                     "relation": "same_domain"
@@ -371,7 +395,7 @@ def _receipt(
         "include_domains_count": len(include),
         "exclude_domains_count": len(exclude),
         "passages_omitted": c["passages_omitted"],
-        "threat_excerpts_omitted": 0,
+        "threat_excerpts_omitted": c["threat_excerpts_omitted"],
         "sources_omitted": 0,
         "metadata_compacted": [],
     }

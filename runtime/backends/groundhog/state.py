@@ -26,6 +26,13 @@ def count(name: str, amount: int = 1) -> None:
     COUNTERS[name] += amount
 
 
+def count_page(page: Any) -> None:
+    """What one page read adds to the counters: its status, its bytes and its threats."""
+    COUNTERS[f"pages_{page.status}"] += 1
+    COUNTERS["bytes"] += len(page.fetched.body)
+    COUNTERS["threats"] += sum(t.seen for t in page.threats)
+
+
 def fetcher_for(settings: Mapping[str, Any], max_redirects: int = 5) -> Fetcher:
     """The fetcher of these settings: one per distinct network policy in this process."""
     from .network import Fetcher, FetchPolicy

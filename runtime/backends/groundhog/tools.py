@@ -4,7 +4,6 @@ trafilatura and lxml load inside the calls."""
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import Any
 
@@ -13,6 +12,7 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
 from . import state
+from .results import budget, clamp, provenance_of, threat_dicts
 
 NETWORK_SETTINGS = {
     "allowed_networks",
@@ -24,36 +24,6 @@ NETWORK_SETTINGS = {
 SEARCH_SETTINGS = {"searxng_url", "brave_api_key", "brave_url"}
 SECRET_SETTINGS = {"brave_api_key"}
 MAX_SEARCH_RESULTS = 25
-
-
-def clamp(value: int, low: int, high: int) -> int:
-    return max(low, min(high, value))
-
-
-def budget(asked: int | None, settings: Any) -> int:
-    """The token budget of a call: its own when positive, else the server's."""
-    return asked if asked is not None and asked >= 1 else int(settings.get("max_tokens", 20000))
-
-
-def provenance_of(page: Any) -> dict[str, Any]:
-    """The page's provenance, its hash and word count taken over the content returned."""
-    found = page.extracted.provenance
-    return {
-        "content_hash": hashlib.sha256(page.content.encode()).hexdigest(),
-        "word_count": len(page.content.split()),
-        "author": found.author,
-        "published": found.published,
-        "modified": found.modified,
-        "canonical": found.canonical,
-        "language": found.language,
-    }
-
-
-def threat_dicts(threats: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {"type": t.type, "reason": t.reason, "location": t.location, "excerpt": t.excerpt, "seen": t.seen}
-        for t in threats
-    ]
 
 
 @backend(params={"query", "limit"}, caps={"max_results"}, settings=SEARCH_SETTINGS | NETWORK_SETTINGS)
@@ -93,7 +63,7 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .network import refuse_url
     from .page import read_page
     from .passages import split_passages
-    from .rank import count_tokens, fit_budget, rank_passages
+    from .rank import count_tokens, cut_to_tokens, fit_budget, rank_passages
 
     problem = refuse_url(params.url)
     if problem is not None:
@@ -107,8 +77,7 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
         deadline=deadline,
     )
     fetched = page.fetched
-    state.count(f"pages_{fetched.status}")
-    state.count("threats", len(page.threats))
+    state.count_page(page)
     if fetched.error and fetched.error.startswith("refused"):
         raise ToolError(f"url: {fetched.error}")
     max_tokens = budget(params.max_tokens, ctx.settings)
@@ -120,7 +89,7 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
         if ranked:
             kept, truncated, set_aside = fit_budget(ranked, max_tokens)
             in_order = sorted(kept, key=lambda item: item[0].start)
-            content = "\n\n".join(_clamped_text(p, clamped, max_tokens) for p, _, clamped in in_order)
+            content = "\n\n".join(p.text for p, _, _ in in_order)  # a clamped passage comes cut
             matches = [
                 {
                     "id": p.id,
@@ -133,30 +102,20 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
                 for p, score, clamped in kept
             ]
     if not matches and count_tokens(content) > max_tokens:
-        content, truncated = _cut_to_tokens(content, max_tokens), True
+        content, truncated = cut_to_tokens(content, max_tokens), True
     return {
         "markdown": content,
         "title": page.extracted.title if page.extracted else "",
         "url": params.url,
         "final_url": fetched.final_url,
         "fetched_at": fetched.fetched_at,
-        "status": fetched.status,
+        "status": "empty" if fetched.status == "ok" and not page.content.strip() else fetched.status,
         "http_status": fetched.http_status,
         "truncated": truncated,
         "threats": threat_dicts(page.threats),
         "matches": matches,
         "set_aside": set_aside,
-        "provenance": provenance_of(page)
-        if page.extracted
-        else {
-            "content_hash": hashlib.sha256(b"").hexdigest(),
-            "word_count": 0,
-            "author": None,
-            "published": None,
-            "modified": None,
-            "canonical": None,
-            "language": None,
-        },
+        "provenance": provenance_of(page),
     }
 
 
@@ -201,25 +160,3 @@ async def status(params: Any, ctx: ToolContext) -> dict[str, Any]:
         "counters": dict(sorted(state.COUNTERS.items())),
         "started_at": state.STARTED_AT,
     }
-
-
-def _clamped_text(passage: Any, clamped: bool, max_tokens: int) -> str:
-    return _cut_to_tokens(passage.text, max_tokens) if clamped else passage.text
-
-
-def _cut_to_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of `text` within `max_tokens`, ended at a word boundary."""
-    from .rank import count_tokens
-
-    if count_tokens(text) <= max_tokens:
-        return text
-    low, high = 0, len(text)
-    while low < high:  # count_tokens grows with length: bisect the cut
-        middle = (low + high + 1) // 2
-        if count_tokens(text[:middle]) <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    cut = text[:low]
-    space = cut.rfind(" ")
-    return cut[:space] if space > len(cut) // 2 else cut
