@@ -1,15 +1,18 @@
 """Web search behind one interface: a self-hosted SearXNG (its JSON API) or the Brave Search API.
 
-Every request goes through the fetcher's `get_json`, so a provider is held to the same network policy
-as a page (address checks, timeouts, user agent). A provider that fails is a `SearchError` naming the
-provider and its HTTP status, never an empty success: an agent told "no hits" stops looking, an agent
-told "the provider answered 503" tries again or says so. No provider configured is an error naming
-the settings to set.
+Every request goes through the fetcher's `get_json`, with the fetcher's timeouts, byte cap and user
+agent. The provider's URL is the operator's setting (searxng_url, brave_url), never a page's, so it is
+asked for as trusted: a SearXNG on 127.0.0.1 is reached without opening loopback to every page through
+`allowed_networks`. A provider that fails is a `SearchError` naming the provider and its HTTP status,
+never an empty success: an agent told "no hits" stops looking, an agent told "the provider answered
+503" tries again or says so. No provider configured is an error naming the settings to set.
 
 Hits come back best first, at most `limit`, deduplicated by `canonical_link` (the fragment and
 tracking parameters do not make a second hit); only http and https links are kept, since a hit is
-meant for `read_url`. The caller clamps `limit` (1-25 for the `search` tool); paging here reaches
-whatever it is given, within what the provider serves.
+meant for `read_url`. A link `read_url` would refuse (malformed, such as "http://[bad/x", or with
+credentials) is skipped, never an error: one odd result does not fail the search. Pass `counters` to
+learn how many distinct links were skipped ("search_hits_malformed"). The caller clamps `limit` (1-25
+for the `search` tool); paging here reaches whatever it is given, within what the provider serves.
 
 Scores: SearXNG's own `score` (its rank fusion across engines, not bounded to 1) when present;
 otherwise, and always for Brave, which gives none, `1 / (1 + rank)` with rank counted from 0 across
@@ -22,12 +25,13 @@ import html
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from .addresses import refuse_url
 from .candidates import canonical_link
 
 NO_PROVIDER = (
@@ -39,6 +43,7 @@ BRAVE_MAX_COUNT = 20  # Brave's `count` is at most 20 per request
 BRAVE_MAX_OFFSET = 9  # Brave's `offset` counts pages of `count` results, 0-9
 SEARXNG_MAX_PAGES = 10
 BODY_EXCERPT = 200  # characters of a failing provider's body quoted in the error
+MALFORMED_COUNTER = "search_hits_malformed"
 
 _BRAVE_MARKUP = re.compile(r"</?(?:strong|b|em|i)\s*>", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
@@ -47,7 +52,9 @@ _AGO = re.compile(r"^(\d{1,4})\s+(minute|hour|day|week)s?\s+ago$", re.IGNORECASE
 
 class FetcherLike(Protocol):
     # The groundhog Fetcher; its optional `deadline` keyword is passed only when a caller gives one.
-    async def get_json(self, url: str, *, params: dict, headers: dict) -> tuple[int, Any]: ...
+    async def get_json(
+        self, url: str, *, params: dict, headers: dict, trusted: bool = False
+    ) -> tuple[int, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -79,18 +86,26 @@ async def search_web(
     limit: int,
     *,
     deadline: float | None = None,
+    counters: MutableMapping[str, int] | None = None,
 ) -> tuple[str, list[Hit]]:
     """(the provider that answered, its hits best first, at most `limit`).
 
-    `deadline` (a time.monotonic() value) bounds every provider request, for `research`."""
+    `deadline` (a time.monotonic() value) bounds every provider request, for `research`.
+    `counters`, when given, gains the number of hits skipped for a malformed link under
+    MALFORMED_COUNTER (only when there were some)."""
     name = provider_name(settings)
+    collected = _Collector(limit)
     if name == "searxng":
-        return name, await _searxng(fetcher, _setting(settings, "searxng_url"), query, limit, deadline)
-    if name == "brave":
+        await _searxng(fetcher, _setting(settings, "searxng_url"), query, collected, deadline)
+    elif name == "brave":
         endpoint = _setting(settings, "brave_url") or BRAVE_URL
         key = _setting(settings, "brave_api_key")
-        return name, await _brave(fetcher, endpoint, key, query, limit, deadline)
-    raise SearchError(NO_PROVIDER)
+        await _brave(fetcher, endpoint, key, query, collected, deadline)
+    else:
+        raise SearchError(NO_PROVIDER)
+    if counters is not None and collected.malformed:
+        counters[MALFORMED_COUNTER] = counters.get(MALFORMED_COUNTER, 0) + collected.malformed
+    return name, collected.hits
 
 
 # --- SearXNG -------------------------------------------------------------------------------------
@@ -109,13 +124,12 @@ def searxng_endpoint(base: str) -> str:
 
 
 async def _searxng(
-    fetcher: FetcherLike, base: str, query: str, limit: int, deadline: float | None
-) -> list[Hit]:
+    fetcher: FetcherLike, base: str, query: str, collected: _Collector, deadline: float | None
+) -> None:
     endpoint = searxng_endpoint(base)
-    where = f"searxng at {_shown(base)}"
-    collected = _Collector(limit)
+    where = f"searxng at {shown_url(base)}"
     # A SearXNG page holds about 10-20 merged results; a few pages reach any limit the tools ask for.
-    max_pages = min(SEARXNG_MAX_PAGES, math.ceil(limit / 10) + 1)
+    max_pages = min(SEARXNG_MAX_PAGES, math.ceil(collected.limit / 10) + 1)
     for pageno in range(1, max_pages + 1):
         params = {"q": query, "format": "json", "pageno": pageno}
         try:
@@ -139,7 +153,6 @@ async def _searxng(
                 added += collected.add(_searxng_hit(result, collected.rank))
         if collected.full or added == 0:
             break
-    return collected.hits
 
 
 def _searxng_hit(result: Mapping[str, Any], rank: int) -> Hit | None:
@@ -163,7 +176,7 @@ def _searxng_hit(result: Mapping[str, Any], rank: int) -> Hit | None:
     )
 
 
-def _shown(url: str) -> str:
+def shown_url(url: str) -> str:
     """The instance's URL for an error message: without credentials or a query, which may be secret."""
     try:
         parts = urlsplit(url)
@@ -191,12 +204,11 @@ def _raise_if_engines_failed(where: str, payload: Mapping[str, Any]) -> None:
 
 
 async def _brave(
-    fetcher: FetcherLike, endpoint: str, key: str, query: str, limit: int, deadline: float | None
-) -> list[Hit]:
+    fetcher: FetcherLike, endpoint: str, key: str, query: str, collected: _Collector, deadline: float | None
+) -> None:
     where = "brave"
     headers = {"X-Subscription-Token": key, "Accept": "application/json"}
-    count = max(1, min(limit, BRAVE_MAX_COUNT))
-    collected = _Collector(limit)
+    count = max(1, min(collected.limit, BRAVE_MAX_COUNT))
     for offset in range(BRAVE_MAX_OFFSET + 1):
         params = {"q": query, "count": count, "offset": offset}
         try:
@@ -219,7 +231,6 @@ async def _brave(
         more = about.get("more_results_available") if isinstance(about, dict) else None
         if collected.full or len(results) < count or more is False:
             break
-    return collected.hits
 
 
 def _brave_hit(result: Mapping[str, Any], rank: int) -> Hit | None:
@@ -248,13 +259,19 @@ def _unmark(value: Any) -> str:
 
 
 class _Collector:
-    """Hits in provider order, at most `limit`, one per canonical link, http(s) only."""
+    """Hits in provider order, at most `limit`, one per canonical link, http(s) only, each link one
+    `read_url` accepts (the others counted in `malformed`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
         self.hits: list[Hit] = []
         self.rank = 0  # results seen so far, the rank of the next one
         self._seen: set[str] = set()
+        self._malformed: set[str] = set()  # a link repeated on a later page is counted once
+
+    @property
+    def malformed(self) -> int:
+        return len(self._malformed)
 
     @property
     def full(self) -> bool:
@@ -262,7 +279,16 @@ class _Collector:
 
     def add(self, hit: Hit | None) -> int:
         self.rank += 1
-        if hit is None or self.full or urlsplit(hit.url).scheme.lower() not in ("http", "https"):
+        if hit is None or self.full:
+            return 0
+        try:
+            scheme = urlsplit(hit.url).scheme.lower()
+        except ValueError:  # "http://[bad/x": an unbalanced bracket
+            scheme = "malformed"
+        if scheme not in ("http", "https", "malformed"):
+            return 0  # magnet:, ftp: ...: not a page, not a fault either
+        if scheme == "malformed" or refuse_url(hit.url) is not None:
+            self._malformed.add(hit.url)
             return 0
         key = canonical_link(hit.url)
         if key in self._seen:
@@ -282,7 +308,8 @@ async def _get(
 ) -> dict[str, Any]:
     extra = {} if deadline is None else {"deadline": deadline}
     try:
-        status, payload = await fetcher.get_json(url, params=params, headers=headers, **extra)
+        # The URL is built from the operator's setting: any address it names may be reached.
+        status, payload = await fetcher.get_json(url, params=params, headers=headers, trusted=True, **extra)
     except Exception as err:  # the fetcher's network and decoding failures, reported as the provider's
         detail = str(err) or type(err).__name__
         status = getattr(err, "http_status", None)

@@ -1,6 +1,7 @@
 """search.py against the local test web server (127.0.0.1) speaking SearXNG's and Brave's JSON: the
-requests each provider receives, the hits it maps to, paging, deduplication, and every failure
-being an error with the provider's status rather than an empty success."""
+requests each provider receives, the hits it maps to, paging, deduplication, malformed links
+skipped, the provider's URL asked for as trusted, and every failure being an error with the
+provider's status rather than an empty success."""
 
 from __future__ import annotations
 
@@ -72,8 +73,12 @@ class LocalFetcher:
 
     def __init__(self, timeout: float = 2.0) -> None:
         self.client = httpx.AsyncClient(timeout=timeout, trust_env=False)
+        self.trusted: list[bool] = []  # each request's `trusted`
 
-    async def get_json(self, url: str, *, params: dict, headers: dict) -> tuple[int, Any]:
+    async def get_json(
+        self, url: str, *, params: dict, headers: dict, trusted: bool = False
+    ) -> tuple[int, Any]:
+        self.trusted.append(trusted)
         response = await self.client.get(url, params=params, headers=headers)
         try:
             return response.status_code, response.json()
@@ -81,12 +86,20 @@ class LocalFetcher:
             return response.status_code, response.text
 
 
-async def run(settings: dict[str, Any], query: str = "lynx", limit: int = 10, timeout: float = 2.0):
+async def run(
+    settings: dict[str, Any],
+    query: str = "lynx",
+    limit: int = 10,
+    timeout: float = 2.0,
+    counters: dict[str, int] | None = None,
+):
     fetcher = LocalFetcher(timeout)
     try:
-        return await search_web(fetcher, settings, query, limit)
+        return await search_web(fetcher, settings, query, limit, counters=counters)
     finally:
         await fetcher.client.aclose()
+        # The provider's URL is the operator's setting: every request to it is trusted.
+        assert all(fetcher.trusted)
 
 
 def searxng_result(n: int, **extra: Any) -> dict[str, Any]:
@@ -206,6 +219,46 @@ async def test_searxng_request_and_hit_mapping(server: LocalServer) -> None:
     assert params == {"q": "the lynx", "format": "json", "pageno": "1"}
     assert [p["pageno"] for p, _ in later] == ["2"]  # fewer than the limit: page 2 asked, nothing new
     assert headers["accept"] == "application/json"
+
+
+MALFORMED = [
+    "http://[bad/x",  # an unbalanced IPv6 bracket: urlsplit raises
+    "https://[::1/x",
+    "http://user:pw@example.com/",  # read_url refuses credentials
+    "http://example.com:99999/",
+    "http:///no-host",
+]
+
+
+async def test_searxng_malformed_links_are_skipped_and_counted(server: LocalServer) -> None:
+    results = [searxng_result(1)]
+    results += [searxng_result(10 + n, url=url) for n, url in enumerate(MALFORMED)]
+    results += [searxng_result(4, url="magnet:?xt=urn:btih:abc"), searxng_result(2)]
+    server.json("/search", lambda params: (200, {"results": results}))
+    counters: dict[str, int] = {"searches": 3}
+    name, hits = await run({"searxng_url": server.base}, counters=counters)
+    assert (name, [h.url for h in hits]) == (
+        "searxng",
+        ["https://site1.example/page", "https://site2.example/page"],
+    )
+    # A non-web link (magnet:) is no fault of the provider's: dropped, not counted.
+    assert counters == {"searches": 3, "search_hits_malformed": len(MALFORMED)}
+    assert hits[1].score == 5.0  # the provider's own score, untouched by the skipped ones
+    _, again = await run({"searxng_url": server.base})  # no counters: skipped all the same
+    assert again == hits
+
+
+async def test_brave_malformed_links_are_skipped_and_counted(server: LocalServer) -> None:
+    results = [brave_result(1, url="http://[bad/x"), brave_result(2), brave_result(3, url="https://[::1/")]
+    server.json("/brave", lambda params: (200, {"web": {"results": results}}))
+    counters: dict[str, int] = {}
+    _, hits = await run(brave_settings(server), counters=counters)
+    assert [h.url for h in hits] == ["https://b2.example/"] and hits[0].score == 0.5
+    assert counters == {"search_hits_malformed": 2}
+    counters = {}
+    server.json("/brave", lambda params: (200, {"web": {"results": [brave_result(2)]}}))
+    await run(brave_settings(server), counters=counters)
+    assert counters == {}  # nothing skipped, nothing added
 
 
 async def test_searxng_base_url_with_a_trailing_slash_or_the_search_path(server: LocalServer) -> None:
@@ -481,13 +534,38 @@ async def test_the_webserver_searxng_endpoint_through_the_groundhog_fetcher(serv
     ]
 
 
-async def test_through_the_groundhog_fetcher_private_address_refused(server: LocalServer) -> None:
+async def test_a_local_provider_needs_no_allowed_networks_pages_there_stay_refused(
+    server: LocalServer,
+) -> None:
+    """The documented SearXNG on 127.0.0.1 with allowed_networks=[]: the provider's URL is the
+    operator's, so it is reached; a page on the same address is still refused."""
     network = importlib.import_module("lynxc.runtime.backends.groundhog.network")
-    fetcher = network.Fetcher(network.FetchPolicy())  # 127.0.0.1 not allowed
+    fetcher = network.Fetcher(network.FetchPolicy(allowed_networks=()))
     server.json("/search", searxng_pages(3))
+    server.json("/brave", brave_pages(2))
+    server.raw("/page", 200, "text/html", b"<html><body>local</body></html>")
     try:
-        with pytest.raises(SearchError, match=rf"^searxng at {server.base} request failed: refused"):
-            await search_web(fetcher, {"searxng_url": server.base}, "lynx", 10)
+        name, hits = await search_web(fetcher, {"searxng_url": server.base}, "lynx", 10)
+        assert name == "searxng" and len(hits) == 3
+        name, hits = await search_web(fetcher, brave_settings(server), "lynx", 10)
+        assert name == "brave" and len(hits) == 2
+        page = await fetcher.fetch(server.base + "/page")
+        assert (page.status, page.error) == ("blocked", "refused: 127.0.0.1 is a loopback address")
     finally:
         await fetcher.aclose()
-    assert server.sent("/search") == []
+    assert len(server.sent("/search")) == 2 and len(server.sent("/brave")) == 1
+    assert server.web.requests_to("/page") == []
+
+
+async def test_malformed_links_through_the_groundhog_fetcher(server: LocalServer) -> None:
+    network = importlib.import_module("lynxc.runtime.backends.groundhog.network")
+    fetcher = network.Fetcher(network.FetchPolicy())
+    server.web.searxng(
+        lambda query: [searx_result("http://[bad/x", "bad"), searx_result("https://a.example/", "a")]
+    )
+    counters: dict[str, int] = {}
+    try:
+        _, hits = await search_web(fetcher, {"searxng_url": server.base}, "lynx", 10, counters=counters)
+    finally:
+        await fetcher.aclose()
+    assert [h.url for h in hits] == ["https://a.example/"] and counters == {"search_hits_malformed": 1}
