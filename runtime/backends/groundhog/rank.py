@@ -7,6 +7,8 @@
 - `count_tokens`: the unit of every budget (see its comment for the estimate).
 - `fit_budget`: best first, each passage that fits is kept; the top passage always is, cut to the
   budget when it alone is over it.
+- `cut_to_tokens`: the one way any text is cut to a token budget (the top passage here, a whole
+  page without a query in `read_url`), so every cut ends at a sentence or word end alike.
 
 Standard library only: this runs on every `read_url` with a query and every `research`.
 """
@@ -122,8 +124,11 @@ _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*(?=\s)")
 
 
 def cut_to_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of `text` within `max_tokens`, ended at a sentence end if one is in its
-    second half, else at a word end if one is, else where the budget runs out."""
+    """`text` cut to fit `max_tokens` (count_tokens units): the text itself when it fits, else its
+    longest prefix that fits, ended at a sentence end if one is in that prefix's second half, else
+    at a word end if one is, else where the budget runs out; trailing whitespace removed. Always a
+    prefix of `text` (offsets into it stay valid) and never over the budget; a budget below 1 gives
+    "". The package's only text cutter: use it wherever a text must fit a budget."""
     if count_tokens(text) <= max_tokens:
         return text
     low, high = 0, len(text)

@@ -7,14 +7,18 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import re
+import threading
+import zlib
 from collections import Counter
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
 
 from lynxc.runtime.backends.groundhog import extract
-from lynxc.runtime.backends.groundhog.extract import extract_page, rendered_text
+from lynxc.runtime.backends.groundhog.extract import decode_body, extract_page, parse_day, rendered_text
 from lynxc.runtime.backends.groundhog.passages import markdown_to_text
 
 ARTICLES = Path(__file__).parents[3] / "data" / "web" / "articles"
@@ -231,6 +235,146 @@ def test_input_beyond_the_cap_is_not_read(monkeypatch):
     assert len(filler) > 1_000
     result = extract_page(html * 3, url="https://a.b/", media_type="text/html", format="text")
     assert "early words" in result.text and result.text.count("LATE_MARKER") == 1  # of 3
+    assert result.incomplete
+    assert result.incomplete_reason == "only the first 2,000 characters of the body were read"
+    assert not extract_page(html, url="https://a.b/", media_type="text/html").incomplete
+
+
+# --- bytes to text ----------------------------------------------------------------------------
+
+
+def cp1252_page(head: str) -> bytes:
+    return (
+        f"<html><head>{head}<title>Caf\xe9</title></head>"
+        "<body><p>Le caf\xe9 est tr\xe8s bon, na\xefve r\xe9sum\xe9.</p></body></html>"
+    ).encode("cp1252")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        '<meta charset="windows-1252">',
+        "<meta charset=windows-1252>",
+        '<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=windows-1252">',
+        '<meta content="text/html;charset=\'iso-8859-1\'" http-equiv="content-type">',  # read as 1252
+    ],
+)
+def test_html_bytes_are_decoded_by_the_charset_their_meta_declares(head):
+    result = extract_page(cp1252_page(head), url="https://a.b/", media_type="text/html", format="text")
+    assert result.title == "Café"
+    assert result.text == "Le café est très bon, naïve résumé."
+
+
+def test_the_http_charset_outranks_the_meta_and_a_byte_order_mark_outranks_both():
+    body = cp1252_page('<meta charset="utf-8">')
+    for kwargs in ({"charset": "windows-1252"}, {}):  # the keyword, or the media type's parameter
+        media_type = "text/html" if kwargs else "text/html; charset=Windows-1252"
+        result = extract_page(body, url="https://a.b/", media_type=media_type, format="text", **kwargs)
+        assert result.title == "Café"
+    utf8 = b"\xef\xbb\xbf" + cp1252_page("").decode("cp1252").encode("utf-8")
+    result = extract_page(utf8, url="https://a.b/", media_type="text/html", charset="iso-8859-1")
+    assert result.title == "Café"
+    utf16 = "\ufeff<html><head><title>Caf\xe9</title></head><body><p>x</p></body></html>".encode("utf-16-le")
+    assert extract_page(utf16, url="https://a.b/", media_type="text/html").title == "Café"
+
+
+def test_plain_text_and_markdown_honour_the_http_charset():
+    body = "Caf\xe9 cr\xe8me\nline two".encode("latin-1")
+    result = extract_page(body, url="https://a.b/t.txt", media_type="text/plain; charset=iso-8859-1")
+    assert (result.title, result.markdown) == ("Café crème", "Café crème\nline two")
+    result = extract_page(body, url="https://a.b/t.md", media_type="text/markdown", charset="ISO-8859-1")
+    assert result.markdown == "Café crème\nline two"
+    # a text file's <meta>-looking line is text, not a declaration: no charset means UTF-8
+    body = b'<meta charset="windows-1252">\nCaf\xc3\xa9'
+    assert extract_page(body, url="https://a.b/t.txt", media_type="text/plain").text.endswith("Café")
+
+
+@pytest.mark.parametrize("charset", ["x-bogus", "base64", "rot13", "utf-7", "unicode-escape", "a" * 100, ""])
+def test_an_unknown_or_unfit_charset_falls_back_to_utf8(charset):
+    head = f"<meta charset='{charset}'><title>Caf\xe9 \\x41</title>"
+    body = f"<html><head>{head}</head><body><p>Hello world</p></body></html>"
+    for media_type, kwargs in (("text/html", {"charset": charset}), (f"text/html; charset={charset}", {})):
+        result = extract_page(body.encode("utf-8"), url="https://a.b/", media_type=media_type, **kwargs)
+        assert result.title == "Café \\x41"
+    text = extract_page("Caf\xe9".encode(), url="https://a.b/", media_type="text/plain", charset=charset)
+    assert text.text == "Café"
+
+
+def test_decode_body_replaces_invalid_bytes_and_passes_text_through():
+    assert decode_body(b"caf\xe9 ok", media_type="text/html") == "caf\ufffd ok"  # no declaration: UTF-8
+    assert decode_body("déjà", media_type="text/html", charset="ascii") == "déjà"
+    # a page that says it is UTF-16 in ASCII is not: UTF-8 (the WHATWG rule)
+    assert decode_body(b'<meta charset="utf-16"><p>\xc3\xa9', media_type="text/html").endswith("é")
+    # a declaration in a comment is not one; past the first 4 KB it is not looked for
+    assert decode_body(b'<!-- <meta charset="koi8-r"> --><p>\xc3\xa9', media_type="text/html").endswith("é")
+    late = b" " * 5000 + b'<meta charset="windows-1252"><p>\xc3\xa9'
+    assert decode_body(late, media_type="text/html").endswith("é")
+    xhtml = b'<?xml version="1.0" encoding="windows-1252"?><html><body><p>caf\xe9</p></body></html>'
+    assert "café" in decode_body(xhtml, media_type="application/xhtml+xml")
+    assert extract_page(xhtml, url="https://a.b/", media_type="application/xhtml+xml").text == "café"
+
+
+# --- title and author -------------------------------------------------------------------------
+
+
+def test_title_and_author_are_one_line_plain_strings_with_invisible_characters_left_for_the_caller():
+    head = '<meta name="author" content="Bob \n\t Smith\u2028Jr"><title>\n  A   title\r\n</title>'
+    article = "<article><p>" + "Some article text. " * 30 + "</p></article>"
+    html = f"<html><head>{head}</head><body>{article}</body></html>"
+    for format in ("markdown", "text"):
+        result = extract_page(html.encode(), url="https://a.b/", media_type="text/html", format=format)
+        assert (result.title, result.provenance.author) == ("A title", "Bob Smith Jr")
+        assert type(result.title) is str and type(result.provenance.author) is str
+    # invisible characters are the caller's to find and report (page.py strips them from both)
+    tags = "\U000e0049\U000e0047"
+    body = f"# Title \u202eevil\u202c {tags}\u200b\n\nbody text"
+    result = extract_page(body.encode(), url="https://a.b/r.md", media_type="text/markdown")
+    assert result.title == f"Title \u202eevil\u202c {tags}\u200b"
+
+
+def test_a_long_title_and_author_are_cut_to_300_characters():
+    long = "word " * 200
+    html = (
+        f'<html><head><title>{long}</title><meta name="author" content="{long}"></head>'
+        f"<body><article><p>{'Some article text. ' * 30}</p></article></body></html>"
+    )
+    for format in ("markdown", "text"):
+        result = extract_page(html, url="https://a.b/", media_type="text/html", format=format)
+        assert len(result.title) == 300 and result.title.endswith("word…")
+        assert len(result.provenance.author) <= 300 and result.provenance.author.endswith("…")
+    result = extract_page(f"# {long}\n\nbody", url="https://a.b/", media_type="text/markdown")
+    assert len(result.title) <= 300
+
+
+# --- dates ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2024-03-01", date(2024, 3, 1)),
+        ("  2024-03-01\n", date(2024, 3, 1)),
+        ("2024-03-01T23:30:00-05:00", date(2024, 3, 1)),  # the day as stated, not moved to UTC
+        ("2024-03-01T10:00:00Z", date(2024, 3, 1)),
+        ("2024-03-01 10:00", date(2024, 3, 1)),
+        ("Fri, 01 Mar 2024 10:00:00 GMT", date(2024, 3, 1)),
+        ("1850-07-04", date(1850, 7, 4)),
+        (date(2024, 3, 1), date(2024, 3, 1)),
+        (datetime(2024, 3, 1, 23, 59), date(2024, 3, 1)),
+        ("2023-02-30", None),
+        ("2024-13-01", None),
+        ("2024-03", None),
+        ("2024-03-011", None),
+        ("24-03-01", None),
+        ("March 2024", None),
+        ("", None),
+        (None, None),
+        (20240301, None),
+        ("2024-03-01" + " " * 200, None),
+    ],
+)
+def test_parse_day_reads_iso_dates_and_date_times_and_nothing_else(value, expected):
+    assert parse_day(value) == expected
 
 
 # --- text, Markdown, PDF, errors ------------------------------------------------------------
@@ -324,6 +468,93 @@ def test_a_broken_pdf_gives_empty_content():
         b"%PDF-1.7\n1 0 obj << /Type /Catalog", url="https://a.b/x.pdf", media_type="application/pdf"
     )
     assert result.markdown == "" and result.provenance.word_count == 0
+    assert not result.incomplete  # unreadable is not cut short: there is nothing to read
+
+
+def crafted_pdf(pages: int, raw_bytes: int) -> bytes:
+    """The review's hostile PDF: each page one Flate stream of a text-showing operator repeated
+    (a few KB compressed, megabytes decompressed), which pypdf takes seconds a page to read."""
+    raw = b"BT /F1 12 Tf 10 10 Td (hello world) Tj ET\n" * (raw_bytes // 40)
+    stream = zlib.compress(raw, 9)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(pages))
+    objects = [b"<</Type/Catalog/Pages 2 0 R>>", f"<</Type/Pages/Kids[{kids}]/Count {pages}>>".encode()]
+    font = "/Resources<</Font<</F1<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>>>>>"
+    for i in range(pages):
+        objects.append(
+            f"<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]/Contents {4 + 2 * i} 0 R{font}>>".encode()
+        )
+        objects.append(
+            f"<</Length {len(stream)}/Filter/FlateDecode>>stream\n".encode() + stream + b"\nendstream"
+        )
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj".encode() + body + b"endobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer<</Size {len(objects) + 1}/Root 1 0 R>>\nstartxref\n{xref}\n%%EOF".encode()
+    return bytes(out)
+
+
+def test_a_pdf_that_reads_too_long_is_stopped_and_flagged_incomplete():
+    pdf = crafted_pdf(3, 4_000_000)  # 38 KB: over 30 s of pypdf unbounded
+    assert len(pdf) < 50_000
+    result = extract_page(pdf, url="https://a.b/x.pdf", media_type="application/pdf", timeout=1)
+    assert result.incomplete
+    assert re.fullmatch(
+        r"PDF reading stopped after 1 s: (no page read|\d of 3 pages read)", result.incomplete_reason
+    )
+    assert result.provenance.content_hash == hashlib.sha256(result.markdown.encode()).hexdigest()
+
+
+def test_a_small_crafted_pdf_is_read_in_full_when_time_allows():
+    result = extract_page(crafted_pdf(2, 40_000), url="https://a.b/x.pdf", media_type="application/pdf")
+    assert not result.incomplete and result.incomplete_reason is None
+    assert result.markdown.startswith("## Page 1\n\nhello world") and "\n\n## Page 2\n\n" in result.markdown
+    assert len(result.title) == 300  # the first line, cut
+
+
+def test_a_pdf_over_the_character_cap_returns_the_pages_before_it_flagged():
+    pages = [[f"Page {n} line {i} with some words in it." for i in range(20)] for n in range(1, 4)]
+    pdf = make_pdf(pages, {"Title": "Capped"}, "en")
+    full = extract_page(pdf, url="https://a.b/c.pdf", media_type="application/pdf")
+    assert not full.incomplete and "## Page 3" in full.markdown
+    page_chars = len("\n".join(pages[0]))
+    result = extract_page(
+        pdf, url="https://a.b/c.pdf", media_type="application/pdf", max_chars=page_chars + 50
+    )
+    assert result.incomplete
+    assert result.incomplete_reason == f"PDF text over {page_chars + 50:,} characters: 2 of 3 pages read"
+    assert "Page 1 line 19" in result.markdown and "Page 2 line 0 with" in result.markdown
+    assert "Page 2 line 2" not in result.markdown and "## Page 3" not in result.markdown
+    assert result.title == "Capped"
+
+
+def test_pages_beyond_the_page_limit_are_not_read_and_say_so(monkeypatch):
+    monkeypatch.setattr(extract, "MAX_PDF_PAGES", 2)
+    pdf = make_pdf([["one"], ["two"], ["three"]], {}, "en")
+    result = extract_page(pdf, url="https://a.b/c.pdf", media_type="application/pdf")
+    assert result.markdown == "## Page 1\n\none\n\n## Page 2\n\ntwo"
+    assert (result.incomplete, result.incomplete_reason) == (True, "PDF of 3 pages: the first 2 read")
+
+
+def test_a_pdf_reader_that_cannot_start_or_get_a_slot_gives_a_flagged_empty_result(monkeypatch):
+    pdf = make_pdf([["one"]], {}, "en")
+    monkeypatch.setattr(extract, "_PDF_SLOTS", threading.Semaphore(0))
+    result = extract_page(pdf, url="https://a.b/c.pdf", media_type="application/pdf", timeout=0.05)
+    assert (result.markdown, result.incomplete) == ("", True)
+    assert result.incomplete_reason == "PDF not read: 4 other PDFs were being read for 0.05 s"
+    monkeypatch.undo()
+    monkeypatch.setattr(extract.sys, "executable", "/nonexistent/python")
+    result = extract_page(pdf, url="https://a.b/c.pdf", media_type="application/pdf")
+    assert result.incomplete_reason == "PDF not read: the reader process could not be started"
+
+
+def test_reading_a_pdf_leaves_this_process_logging_alone():
+    before = logging.getLogger("pypdf").level
+    extract_page(make_pdf([["one"]], {}, "en"), url="https://a.b/c.pdf", media_type="application/pdf")
+    assert logging.getLogger("pypdf").level == before
 
 
 def test_unread_media_types_and_formats_are_refused_by_name():

@@ -173,3 +173,12 @@ def test_cut_to_tokens_prefers_sentence_then_word_ends():
         cut_to_tokens("Tiny. And then a much longer sentence follows here.", 8)
         == "Tiny. And then a much longer"
     )
+
+
+@pytest.mark.parametrize("budget", [-3, 0, 1, 2, 5, 13, 40, 1000])
+def test_cut_to_tokens_is_a_prefix_within_the_budget(budget):
+    text = "Première phrase, assez longue. 第二句话在这里。 Third: snake_case words\tand\nlines end here."
+    cut = cut_to_tokens(text, budget)
+    assert text.startswith(cut)
+    assert count_tokens(cut) <= max(budget, 0)
+    assert cut == (text if count_tokens(text) <= budget else cut.rstrip())
