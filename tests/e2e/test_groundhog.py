@@ -265,11 +265,32 @@ async def test_research_reads_ranks_and_counts(web: WebServer) -> None:
 
 
 async def test_status_shows_settings_without_secrets(web: WebServer) -> None:
-    async with stdio_client(SERVER, settings(web, brave_api_key="secret-key-123")) as client:
+    secret_url = web.url("/?token=SECRET123").replace("http://", "http://user:pw@")
+    async with stdio_client(
+        SERVER, settings(web, brave_api_key="secret-key-123", searxng_url=secret_url)
+    ) as client:
         shown = await call(client, "status", {})
     assert shown["provider"] == "searxng" and shown["hint"] is None
     assert shown["settings"]["brave_api_key"] == "set"
-    assert "secret-key-123" not in json.dumps(shown)
+    for secret in ("secret-key-123", "SECRET123", "user:pw"):
+        assert secret not in json.dumps(shown)
+
+
+async def test_a_setting_that_opens_more_than_it_names_stops_the_server_at_start() -> None:
+    import subprocess
+
+    from tests.conftest import lynxc_command, settings_args
+
+    started = subprocess.run([*lynxc_command("tools", SERVER)], capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0
+    refused = subprocess.run(
+        [*lynxc_command("serve", SERVER), *settings_args({"allowed_networks": ["127.0.0.1/1"]})],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert refused.returncode != 0 and "host bits" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def dated(title: str, day: str | None, text: str) -> bytes:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
-from .extract import HTML_TYPES, Extracted, extract_page
+from .extract import HTML_TYPES, Extracted, decode_body, extract_page
 from .hidden import Threat, strip_hidden, strip_invisible_characters
 from .network import Fetched, Fetcher
 from .payloads import find_payloads
@@ -29,6 +29,11 @@ class Page:
     content: str = ""  # the Markdown (or text) after stripping
     threats: list[Threat] = field(default_factory=list)
     error: str | None = None  # fetched, but no parser could read it
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the content stops short of the page (a PDF read in part), or None."""
+        return self.extracted.incomplete_reason if self.extracted and self.extracted.incomplete else None
 
     @property
     def status(self) -> str:
@@ -60,10 +65,14 @@ def _parse(page: Page, format: str, include_hidden: bool) -> Page:
     threats: list[Threat] = []
     html = None
     if fetched.content_type in HTML_TYPES:
-        html = fetched.body.decode(_codec(fetched.charset), errors="replace")
+        html = decode_body(fetched.body, media_type=fetched.content_type, charset=fetched.charset)
         body, threats = strip_hidden(html, include_hidden=include_hidden)
     extracted = extract_page(
-        body, url=fetched.final_url, media_type=fetched.content_type or "text/html", format=format
+        body,
+        url=fetched.final_url,
+        media_type=fetched.content_type or "text/html",
+        format=format,
+        charset=fetched.charset,
     )
     content = extracted.markdown if format == "markdown" else extracted.text
     if fetched.content_type not in HTML_TYPES:  # strip_hidden has done this for HTML
@@ -79,13 +88,3 @@ def _parse(page: Page, format: str, include_hidden: bool) -> Page:
     threats += in_title + in_author + find_payloads(content, html)
     page.extracted, page.content, page.threats = extracted, content, threats
     return page
-
-
-def _codec(charset: str | None) -> str:
-    """The page's declared charset when Python knows it, else UTF-8."""
-    import codecs
-
-    try:
-        return codecs.lookup(charset).name if charset else "utf-8"
-    except LookupError:
-        return "utf-8"

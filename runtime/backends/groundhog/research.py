@@ -27,7 +27,6 @@ import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +36,7 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
 from . import state
+from .extract import parse_day
 from .results import budget, clamp, provenance_of, threat_dicts
 
 MAX_SOURCES = 10
@@ -75,7 +75,7 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
     max_sources = clamp(params.max_sources, 1, ctx.caps.get("max_sources", MAX_SOURCES))
     include = [d.lower().removeprefix("www.") for d in params.include_domains or []]
     exclude = [d.lower().removeprefix("www.") for d in params.exclude_domains or []]
-    after = _day(params.published_after)
+    after = parse_day(params.published_after)
     receipt = Receipt()
     notes: list[str] = []
     fetcher = state.fetcher_for(settings)
@@ -93,7 +93,12 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
         state.count("searches")
         try:
             backend_name, found = await search_web(
-                fetcher, settings, params.query, max_sources * SEARCH_DEPTH, deadline=deadline
+                fetcher,
+                settings,
+                params.query,
+                max_sources * SEARCH_DEPTH,
+                deadline=deadline,
+                counters=state.COUNTERS,
             )
         except SearchError as err:
             state.count("search_failures")
@@ -112,7 +117,7 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
             reason, counter = "excluded_domain", "hits_excluded"
         elif include and not on_domains(domain, include):
             reason, counter = "outside_domains", "hits_outside_domains"
-        elif after is not None and published and _date(published) is not None and _date(published) < after:
+        elif after is not None and (day := parse_day(published)) is not None and day < after:
             reason, counter = "published_before", "hits_before_date"
         elif not include and domain in seen_domains:
             reason, counter = None, "hits_same_domain"
@@ -164,7 +169,7 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
             sources.append(_source(hit, page))
             _outcome(followed, hit, "not_content")
             continue
-        published = _date(page.extracted.provenance.published)
+        published = parse_day(page.extracted.provenance.published)
         if after is not None and published is None:
             receipt.counts["unknown_dates"] += 1
         digest = provenance_of(page)["content_hash"]
@@ -202,6 +207,7 @@ async def run_research(params: Any, ctx: ToolContext) -> dict[str, Any]:
         notes.append(f"{receipt.counts['unknown_dates']} pages have no date and were kept")
     if not usable:
         notes.append("no page could be used: try other words, fewer filters or more sources")
+    notes += [f"{hit.url}: {page.incomplete}" for hit, page in usable if page.incomplete]
     threat_total = sum(s["threat_total"] for s in sources)
     omitted_safety = (
         {
@@ -370,7 +376,7 @@ def _receipt(
         "aim": params.aim,
         "include_domains": include,
         "exclude_domains": exclude,
-        "published_after": after.isoformat() if (after := _day(params.published_after)) else None,
+        "published_after": after.isoformat() if (after := parse_day(params.published_after)) else None,
         "hits": c["hits"],
         "hits_by_domain": dict(sorted(receipt.hits_by_domain.items())),
         "hits_excluded": c["hits_excluded"],
@@ -399,17 +405,3 @@ def _receipt(
         "sources_omitted": 0,
         "metadata_compacted": [],
     }
-
-
-def _day(value: date | str | None) -> date | None:
-    """`published_after` as a date: the generated model may already have parsed it."""
-    return value if isinstance(value, date) or value is None else date.fromisoformat(value)
-
-
-def _date(text: str | None) -> date | None:
-    if not text:
-        return None
-    try:
-        return date.fromisoformat(text[:10])
-    except ValueError:
-        return None

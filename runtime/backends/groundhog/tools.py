@@ -23,6 +23,7 @@ NETWORK_SETTINGS = {
 }
 SEARCH_SETTINGS = {"searxng_url", "brave_api_key", "brave_url"}
 SECRET_SETTINGS = {"brave_api_key"}
+URL_SETTINGS = {"searxng_url", "brave_url"}  # shown without credentials or query: they may hold a key
 MAX_SEARCH_RESULTS = 25
 
 
@@ -33,7 +34,9 @@ async def search(params: Any, ctx: ToolContext) -> dict[str, Any]:
     limit = clamp(params.limit, 1, ctx.caps.get("max_results", MAX_SEARCH_RESULTS))
     state.count("searches")
     try:
-        name, hits = await search_web(state.fetcher_for(ctx.settings), ctx.settings, params.query, limit)
+        name, hits = await search_web(
+            state.fetcher_for(ctx.settings), ctx.settings, params.query, limit, counters=state.COUNTERS
+        )
     except SearchError as err:
         state.count("search_failures")
         raise ToolError(str(err)) from None
@@ -103,6 +106,7 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
             ]
     if not matches and count_tokens(content) > max_tokens:
         content, truncated = cut_to_tokens(content, max_tokens), True
+    truncated = truncated or page.incomplete is not None  # the page itself was read in part
     return {
         "markdown": content,
         "title": page.extracted.title if page.extracted else "",
@@ -144,11 +148,15 @@ async def research(params: Any, ctx: ToolContext) -> dict[str, Any]:
     params=set(), settings=SEARCH_SETTINGS | NETWORK_SETTINGS | {"max_tokens", "research_deadline_seconds"}
 )
 async def status(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    from .search import provider_name
+    from .search import provider_name, shown_url
 
     provider = provider_name(ctx.settings)
     shown = {
-        name: ("set" if value else "not set") if name in SECRET_SETTINGS else value
+        name: ("set" if value else "not set")
+        if name in SECRET_SETTINGS
+        else shown_url(value)
+        if name in URL_SETTINGS and value
+        else value
         for name, value in sorted(ctx.settings.items())
     }
     return {
