@@ -146,6 +146,14 @@ async def test_pages_no_parser_can_read_are_answers_not_crashes(web: WebServer) 
         assert read["status"] == "ok" and "crème" in read["markdown"]
 
 
+async def test_slow_and_endless_answers_end_within_their_limits(web: WebServer) -> None:
+    slow = web.slow("/slow", 30)
+    endless = web.endless("/endless")
+    async with stdio_client(SERVER, settings(web, fetch_timeout_seconds=1, max_page_bytes=100_000)) as client:
+        assert (await call(client, "read_url", {"url": slow}))["status"] == "unknown"
+        assert (await call(client, "read_url", {"url": endless}))["status"] == "too_large"
+
+
 async def test_private_addresses_are_refused_redirects_included(web: WebServer) -> None:
     hop = web.redirect("/hop", "http://10.0.0.1/internal")
     async with stdio_client(SERVER, settings(web)) as client:
@@ -230,12 +238,41 @@ async def test_research_reads_ranks_and_counts(web: WebServer) -> None:
                 "aim": "the rule the borrow checker applies",
             },
         )
-        receipt = answer["receipt"]
         assert answer["backend"] == "searxng"
-        assert receipt["hits"] == 5 and receipt["hits_excluded"] == 1
-        assert receipt["usable"] == 3 and receipt["failed"] == 1
-        assert receipt["aim"] == "the rule the borrow checker applies"
-        assert receipt["hits_by_domain"] == {"127.0.0.1": 4, "excluded.example": 1}
+        assert answer["receipt"] == {  # every counter, exactly
+            "executed_query": "how does the borrow checker use lifetimes",
+            "aim": "the rule the borrow checker applies",
+            "include_domains": ["127.0.0.1"],
+            "exclude_domains": ["excluded.example"],
+            "published_after": None,
+            "hits": 5,
+            "hits_by_domain": {"127.0.0.1": 4, "excluded.example": 1},
+            "hits_excluded": 1,
+            "hits_outside_domains": 0,
+            "hits_before_date": 0,
+            "hits_same_domain": 0,
+            "hits_unread": 0,
+            "failed": 1,
+            "not_content": 0,
+            "filtered": 0,
+            "usable": 3,
+            "outside_domains": 0,
+            "unknown_dates": None,
+            "omitted": 0,
+            "set_aside": 0,
+            "clamped": False,
+            "candidates_omitted": 0,
+            "links_examined": 1,
+            "links_over_limit": 0,
+            "links_straddled": 0,
+            "link_variants_dropped": 0,
+            "include_domains_count": 1,
+            "exclude_domains_count": 1,
+            "passages_omitted": 0,
+            "threat_excerpts_omitted": 0,
+            "sources_omitted": 0,
+            "metadata_compacted": [],
+        }
         statuses = {s["url"]: (s["status"], s["page_status"], s["filtered"]) for s in answer["sources"]}
         assert statuses[web.url("/missing")] == ("error", "not_found", None)
         assert statuses["https://excluded.example/x"][2] == "excluded_domain"
