@@ -47,6 +47,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import math
 import re
 import subprocess
@@ -266,6 +267,10 @@ def _from_html(body: str, url: str, format: str) -> Extracted:
     import trafilatura
     from trafilatura.metadata import extract_metadata
     from trafilatura.utils import load_html
+
+    # trafilatura warns about ordinary pages (an empty link, a missing attribute): that is no
+    # news for the server's log.
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
     body = body.replace("\x00", "")  # lxml refuses strings with NUL characters
     # the text is decoded already: an XML declaration's encoding would make lxml refuse the str
