@@ -5,20 +5,25 @@ unless the caller asks to keep it (`include_hidden`), and is reported either way
 
 What counts as hidden, for a sighted reader of the page at load, in a desktop browser
 (1280x800, light scheme, scripts on):
-- hidden_css: inline styles and `<style>` rules (hidden_css.py: selectors matched with cssselect,
+- hidden_css: inline styles and `<style>` rules (hidden_css.py: selectors read by cssselect,
   the cascade by specificity, order and !important, `@media` evaluated for that screen): display:none,
   visibility:hidden/collapse, opacity <= 0.05 (ancestors' multiplied), content-visibility:hidden,
-  a font under 2px, off-screen placement (left/top/right, margins, translate <= -1000px,
-  text-indent <= -999px), zero-area clip (with position absolute/fixed) and clip-path, a
-  width or height of at most 1px with overflow hidden, scale(0), and text whose colour is its
-  background's (channels within 10/255) or transparent. Inherited properties (visibility, font
-  size, colour) are followed down the tree, so a child that makes itself visible again stays.
+  a font under 2px, off-screen placement (an absolutely or fixed positioned box at top or left
+  <= -100px, unless its height or width, or a margin, brings it back; left/top/right,
+  margins, translate <= -1000px for any other; text-indent <= -999px), zero-area clip (with
+  position absolute/fixed) and clip-path, a width or height (or max-width, max-height) of at
+  most 1px with overflow hidden, scale(0), and text whose colour is its background's (channels
+  within 10/255) or transparent. Inherited properties (visibility, font size, colour) are
+  followed down the tree, so a child that makes itself visible again stays. Custom properties
+  are substituted in var(), inherited as in a browser: those of `:root`, `html` and `body`
+  everywhere, those other rules and style attributes declare in the element's subtree.
   The "visually hidden" pattern of screen-reader text (`.sr-only`) is hidden from the reader
   too: it is stripped and reported, its reason naming the accessibility class.
 - hidden_attribute: the `hidden` attribute (not `hidden="until-found"`, which a reader can
-  find), `<input type="hidden">` whose value reads as words (tokens and ids are not),
-  `aria-hidden="true"` on an element with text. Screen readers skip the last, but it is on
-  screen: it is reported and kept.
+  find), a `<dialog>` without `open` (closed: the browser's stylesheet gives it display:none,
+  unless the page's CSS gives it a display), `<input type="hidden">` whose value reads as
+  words (tokens and ids are not), `aria-hidden="true"` on an element with text. Screen readers
+  skip the last, but it is on screen: it is reported and kept.
 - hidden_template: `<template>` and `<noscript>` with text (neither shows in a browser that runs
   scripts), and comments of more than 40 characters that speak to a reader or a model ("you",
   "ignore", "instructions", "assistant"...): pages carry dozens of developer notes, which never
@@ -38,14 +43,18 @@ colour or background in between.
 
 Identical findings (type, reason and excerpt) are merged and counted in `seen`; at most
 MAX_THREATS are listed, then one `report_truncated`. Work is bounded: the walk does not
-recurse, and element, stylesheet, selector, match and time budgets hold; running out is a
-`detection_degraded` threat, and the unchecked rest stays in the HTML (`strip_incomplete` says
-so)."""
+recurse, and budgets hold on elements walked, selectors, matches and elements tested by
+selector matching, counted in work done so that the same page gives the same answer alone or
+beside others (hidden_css.py). Running out is a `detection_degraded` threat, and fails closed:
+what could not be checked leaves the HTML (unless include_hidden), and `strip_incomplete` says
+how much: past the element budget, the rest of the page; when rules that can hide were left
+unapplied, the elements they may match (all of the body's when that cannot be narrowed). Rules
+that can hide are matched before those that can only show content again, so no number of
+harmless rules spends the budget before a hiding one."""
 
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +77,7 @@ from .hidden_css import (
     hidden_by_css,
     opacity,
     read_stylesheets,
+    resolve_variables,
     same_colour,
 )
 
@@ -84,10 +94,10 @@ STRIP_INCOMPLETE = "strip_incomplete"
 MAX_THREATS = 50  # findings listed; notices (truncated, degraded, incomplete) come on top
 EXCERPT_CHARS = 200
 MIN_COMMENT_CHARS = 40  # shorter comments are markup notes ("end header"), not messages
-# Budgets for hostile pages; a real page (the article benchmark's largest is 1.5 MB) needs a
-# fraction of each.
+# The walk's budget for hostile pages, in elements visited (never in time, which pages parsed
+# side by side would share); the article benchmark's largest page has under 2,000. Past it,
+# the rest of the page is taken out unchecked.
 MAX_ELEMENTS = 300_000
-WALK_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -343,6 +353,7 @@ class _Inherited:
         "opacity",
         "painted",
         "together",
+        "variables",
         "visibility",
     )
 
@@ -363,6 +374,7 @@ class _Inherited:
         self.font_hidden: tuple[int, str, Any] | None = None
         self.colour_hidden: tuple[int, str, Any] | None = None
         self.hidden: tuple[int, str, Any] | None = None
+        self.variables: dict[str, str] = {}  # custom properties, shared until one is declared
 
     def copy(self) -> _Inherited:
         other = _Inherited.__new__(_Inherited)
@@ -370,10 +382,12 @@ class _Inherited:
         other.backdrop, other.painted, other.together = self.backdrop, self.painted, self.together
         other.opacity, other.aria, other.hidden = self.opacity, self.aria, self.hidden
         other.font_hidden, other.colour_hidden = self.font_hidden, self.colour_hidden
+        other.variables = self.variables
         return other
 
 
 _NOT_TEXT = frozenset({"script", "style"})
+_NEVER_SHOWN = frozenset({"title", "meta", "link", "base"})  # metadata, not taken out unchecked
 _STRUCTURE = frozenset({"html", "body", "head"})
 _BGCOLOR_TAGS = frozenset({"body", "table", "tr", "td", "th"})
 _WORDS = re.compile(r"[^\W\d_]{2,}")
@@ -510,29 +524,35 @@ class _Changes:
 def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, comment_tag: Any) -> _Changes:
     changes = _Changes()
     matched = page.matched
+    variables = page.uses_variables
+    unchecked = page.unchecked if not include_hidden else set()
+    unchecked_all = page.unchecked_all and not include_hidden
     inline_cache: dict[str, tuple[Declaration, ...]] = {}
     # Inherited hiding is reported once per element where it starts, with all the text it hid.
     pending: dict[int, list[Any]] = {}
     root_state = _Inherited()
+    root_state.variables = page.variables
     if page.external:
         root_state.backdrop = root_state.colour = None
         root_state.together = True
     stack: list[tuple[Any, _Inherited]] = [(doc, root_state)]
-    deadline = time.monotonic() + WALK_SECONDS
+    # Subtrees taken out unchecked (failing closed): past the element budget; those that rules
+    # not applied may hide (walked all the same, for what else they hide).
+    over_budget: list[Any] = []
+    suspected: list[Any] = []
     order = 0
     while stack:
-        element, state = stack.pop()
-        order += 1
-        if (order & 255 == 0 and time.monotonic() > deadline) or order > MAX_ELEMENTS:
-            budget = "time" if order <= MAX_ELEMENTS else "element"
+        if order >= MAX_ELEMENTS:
             report.notice(
                 DETECTION_DEGRADED,
-                f"stopped after {order - 1} elements ({budget} budget); the rest of the page was not checked",
-                _line(element),
+                f"stopped after {order} elements (element budget); the rest of the page was not checked",
+                _line(stack[-1][0]),
             )
             if not include_hidden:
-                report.notice(STRIP_INCOMPLETE, "hidden content after that point may remain in the page")
+                over_budget = [element for element, _ in reversed(stack)]
             break
+        element, state = stack.pop()
+        order += 1
         tag = element.tag
         if not isinstance(tag, str):
             if tag is comment_tag:
@@ -541,14 +561,19 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             continue
         if tag in _NOT_TEXT:
             continue
+        if unchecked and element in unchecked and tag not in _STRUCTURE and tag not in _NEVER_SHOWN:
+            suspected.append(element)
         style_attr = element.get("style")
         inline = ()
         if style_attr:
             inline = inline_cache.get(style_attr)
             if inline is None:
-                inline = inline_cache[style_attr] = declarations(style_attr)
+                inline = inline_cache[style_attr] = declarations(style_attr, custom=variables)
         entries = matched.get(element)
         style = cascade(entries, inline) if (entries or inline) else {}
+        inherited_variables = state.variables
+        if variables and style:
+            style, inherited_variables = resolve_variables(style, state.variables)
         hidden = _element_hidden(element, tag, style, state)
         if hidden is not None:
             kind, reason, text = hidden
@@ -560,6 +585,10 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
                 changes.removals.append(element)
             continue
         child_state = _inherit(element, tag, style, state, order)
+        if inherited_variables is not state.variables:
+            if child_state is state:
+                child_state = state.copy()
+            child_state.variables = inherited_variables
         if element.get("aria-hidden", "").strip().lower() == "true" and not state.aria:
             if child_state is state:
                 child_state = state.copy()
@@ -570,11 +599,37 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
                 report.add(order, HIDDEN_ATTRIBUTE, reason, _excerpt(text), lambda e=element: _path(e))
         children = list(element)
         _texts(element, children, child_state, order, report, pending, include_hidden, changes)
+        if unchecked_all and tag == "body":
+            suspected.extend(child for child in children if isinstance(child.tag, str))
         for child in reversed(children):
             stack.append((child, child_state))
     for origin_order, reason, origin, texts in pending.values():
         report.add(origin_order, HIDDEN_CSS, reason, _excerpt(" ".join(texts)), lambda e=origin: _path(e))
+    if suspected:  # the outermost only: the others go with them
+        chosen = set(suspected)
+        suspected = [e for e in suspected if not any(a in chosen for a in e.iterancestors())]
+    for dropped, why in (
+        (suspected, "stylesheet rules that may hide them were not applied"),
+        (over_budget, "past the element budget"),
+    ):
+        if dropped:
+            changes.removals.extend(dropped)
+            reason = f"{_amount(dropped)} taken out unchecked: {why}"
+            report.notice(STRIP_INCOMPLETE, reason, _line(dropped[0]))
     return changes
+
+
+def _amount(elements: list[Any]) -> str:
+    """How much the subtrees hold: "12 elements holding 3400 characters of text"."""
+    count = chars = 0
+    for element in elements:
+        for node in element.iter():
+            if isinstance(node.tag, str):
+                count += 1
+                chars += len(node.text or "") if node.tag not in _NOT_TEXT else 0
+            if node is not element:
+                chars += len(node.tail or "")
+    return f"{count} element{'s' if count != 1 else ''} holding {chars} characters of text"
 
 
 def _comment(node: Any, order: int, report: _Report) -> None:
@@ -611,6 +666,11 @@ def _element_hidden(
         display = style.get("display")
         if display is None or display[0].split()[0:1] == ["none"]:
             return HIDDEN_ATTRIBUTE, "hidden attribute", None
+    if tag == "dialog" and element.get("open") is None:
+        # the browser's own stylesheet: dialog:not([open]) { display: none }
+        display = style.get("display")
+        if display is None or display[0].split()[0:1] == ["none"]:
+            return HIDDEN_ATTRIBUTE, "<dialog> without the open attribute (closed: not shown)", None
     if tag == "input" and (element.get("type") or "").strip().lower() == "hidden":
         value = element.get("value") or ""
         return (

@@ -1,5 +1,6 @@
 """What a page's CSS says about whether its text can be seen: inline styles and `<style>`
-rules, matched against the page (cssselect), cascaded (specificity, order, !important), and read
+rules, matched against the page (selectors read by cssselect, matched in sets: _Index), cascaded
+(specificity, order, !important), custom properties substituted, and read
 for the properties that hide text. The rules of hidden.py's module docstring; this module only
 answers "which declarations apply to this element" and "does this style hide it".
 
@@ -9,10 +10,16 @@ split with regular expressions rather than a CSS tokenizer: this runs on every p
 may carry a megabyte of CSS, and only selectors and declaration blocks are needed (tinycss2
 parses colours). Rules that cannot match (a class, id or tag the page lacks, a pseudo-element, a
 hover or focus state) and declarations that cannot hide anything on this page are dropped before
-any selector is compiled."""
+any selector is compiled.
+
+Matching is bounded by work done, never by the clock (pages parsed side by side share it): the
+distinct selectors compiled, the (rule, element) matches recorded, and the elements tested
+(_Index). Rules that can hide are matched first; when a budget runs out among them, the elements
+the rest may match are reported as unchecked, and hidden.py takes them out."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -23,16 +30,27 @@ from typing import Any
 OPACITY_HIDDEN = 0.05
 FONT_HIDDEN_PX = 2.0
 OFF_SCREEN_PX = -1000.0
+# An absolutely or fixed positioned box pushed this far up or left (top, left) is off the page:
+# its containing block is, on nearly every page, near the top left corner. On the article
+# benchmark's 181 pages, -50px would take out two boxes a reader sees (a logo at top:-75px, a
+# share bar at left:-50px); -100px takes out nothing.
+OFF_SCREEN_PLACED_PX = -100.0
 TEXT_INDENT_PX = -999.0
 COLOUR_TOLERANCE = 10 / 255  # per channel: #fafafa on #ffffff is the same colour to a reader
 VIEWPORT = (1280.0, 800.0)
 ROOT_FONT_PX = 16.0
-# Budgets for hostile stylesheets; a real page (the article benchmark's largest carries 1 MB of
-# CSS) needs a fraction of each.
-MAX_STYLESHEET_CHARS = 2_000_000
+# Budgets for hostile stylesheets, counted in work done (never in wall-clock time, which pages
+# parsed side by side would share); a real page (the article benchmark's largest carries 1 MB of
+# CSS) needs a fraction of each. Running out fails closed (see read_stylesheets).
+MAX_STYLESHEET_CHARS = 6_000_000  # more than a fetched page holds (5 MB)
 MAX_SELECTORS = 4_000  # distinct selectors matched against the page
 MAX_MATCHES = 2_000_000  # (rule, element) pairs recorded
-STYLESHEET_SECONDS = 1.0
+# Elements tested or reached by selector matching (_Index): about 1.5 s of CPU. The benchmark's
+# pages need at most 450,000; ten copies of the heaviest one's body (a 5 MB page), 2.9 million.
+MAX_MATCH_WORK = 20_000_000
+# A backstop for costs the count misses, well above what it allows: CPU time of this thread,
+# which other threads do not consume.
+MATCH_CPU_SECONDS = 6.0
 
 
 # --- CSS values -----------------------------------------------------------------------------
@@ -179,6 +197,7 @@ _PROPERTIES = frozenset(
         "left",
         "top",
         "right",
+        "bottom",
         "margin-left",
         "margin-top",
         "text-indent",
@@ -189,6 +208,10 @@ _PROPERTIES = frozenset(
         "clip-path",
         "width",
         "height",
+        "max-width",
+        "max-height",
+        "min-width",
+        "min-height",
         "overflow-x",
         "overflow-y",
         "padding-top",
@@ -205,7 +228,7 @@ _PROPERTIES = frozenset(
 _SHORTHANDS = frozenset({"font", "margin", "overflow", "background", "padding"})
 # A declaration block worth parsing names one of these (font-size, margin-left, clip-path...).
 _DECLARED = re.compile(
-    r"(?:display|visibility|opacity|filter|content-visibility|font|position|left|top|right|margin|"
+    r"(?:display|visibility|opacity|filter|content-visibility|font|position|left|top|right|bottom|margin|"
     r"text-indent|transform|translate|scale|clip|width|height|overflow|padding|color|background|"
     r"text-shadow|-webkit-text-fill-color|-webkit-background-clip)[\w-]*\s*:",
     re.IGNORECASE,
@@ -233,9 +256,9 @@ def _split_declarations(text: str) -> list[str]:
     return parts
 
 
-def declarations(text: str) -> tuple[Declaration, ...]:
+def declarations(text: str, *, custom: bool = False) -> tuple[Declaration, ...]:
     """The declarations of a style attribute or rule block that this module reads, lower case,
-    shorthands expanded into the longhands read."""
+    shorthands expanded into the longhands read; with `custom`, custom properties too."""
     if "/*" in text:
         text = re.sub(r"/\*.*?(?:\*/|$)", "", text, flags=re.S)
     found: list[Declaration] = []
@@ -244,7 +267,8 @@ def declarations(text: str) -> tuple[Declaration, ...]:
         if not colon:
             continue
         name = name.strip().lower()
-        if name not in _PROPERTIES and name not in _SHORTHANDS:
+        variable = custom and name.startswith("--")
+        if name not in _PROPERTIES and name not in _SHORTHANDS and not variable:
             continue
         value = value.strip().lower()
         important = False
@@ -252,8 +276,77 @@ def declarations(text: str) -> tuple[Declaration, ...]:
             stripped = _IMPORTANT.sub("", value)
             important = stripped != value
             value = stripped.strip()
+        if variable or ("var(" in value and name in _SHORTHANDS):
+            # a shorthand is expanded once its variables are known (resolve_variables)
+            if len(value) <= MAX_VARIABLE_CHARS:
+                found.append((name, value, important))
+            continue
         found.extend((prop, val, important) for prop, val in _expand(name, value))
     return tuple(found)
+
+
+# --- custom properties ------------------------------------------------------------------------
+
+MAX_VARIABLE_CHARS = 1000  # a value, substituted or not: no colour or length is longer
+_MAX_SUBSTITUTIONS = 32
+
+
+def substitute(value: str, variables: dict[str, str]) -> str | None:
+    """`value` with its var() references replaced (by the variable, else the fallback), or None
+    when one cannot be (undefined without a fallback, a cycle, a value grown too long): the
+    declaration is then void, as in a browser."""
+    for _ in range(_MAX_SUBSTITUTIONS):
+        start = value.find("var(")
+        if start < 0:
+            return value
+        depth, end = 0, -1
+        for at in range(start + 3, len(value)):
+            ch = value[at]
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    end = at
+                    break
+        if end < 0:
+            return None
+        name, comma, fallback = value[start + 4 : end].partition(",")
+        replacement = variables.get(name.strip())
+        if replacement is None:
+            if not comma:
+                return None
+            replacement = fallback.strip()
+        value = value[:start] + replacement + value[end + 1 :]
+        if len(value) > MAX_VARIABLE_CHARS:
+            return None
+    return None
+
+
+def resolve_variables(
+    style: dict[str, tuple[str, str]], variables: dict[str, str]
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """An element's style with var() substituted, and the custom properties its children
+    inherit (`variables` plus those the style declares)."""
+    own = {prop: entry[0] for prop, entry in style.items() if prop.startswith("--")}
+    if own:
+        variables = {**variables, **own}
+    if not own and not any("var(" in entry[0] for entry in style.values()):
+        return style, variables
+    resolved: dict[str, tuple[str, str]] = {}
+    for prop, (value, source) in style.items():
+        if prop.startswith("--"):
+            continue
+        if "var(" in value:
+            value = substitute(value, variables)
+            if value is None:
+                continue  # void: as if not declared (inherited, or the initial value)
+        if prop in _SHORTHANDS:
+            for longhand, part in _expand(prop, value):
+                resolved[longhand] = (part, source)
+        else:
+            resolved[prop] = (value, source)
+    return resolved, variables
 
 
 def _expand(name: str, value: str) -> Iterable[tuple[str, str]]:
@@ -522,63 +615,107 @@ class Stylesheets:
     matched: dict[Any, list[tuple[tuple[int, int, int], int, tuple[Declaration, ...], str]]]
     external: bool  # a stylesheet we did not read: colours may be set where we cannot see
     notices: list[str] = field(default_factory=list)  # why some of the CSS was not applied
+    uses_variables: bool = False  # var() somewhere: the walk substitutes custom properties
+    variables: dict[str, str] = field(default_factory=dict)  # those of :root, html and body
+    # When rules that can hide were left unapplied (a budget ran out, the CSS was cut): the
+    # elements they may hide, with all they hold, or all of the page's (`unchecked_all`).
+    unchecked: set[Any] = field(default_factory=set)
+    unchecked_all: bool = False
 
 
-def _hiding_groups(declarations: Iterable[Declaration], text_colours: set, backgrounds: set) -> set[str]:
-    """Which properties can hide anything on this page: a property no declaration gives a hiding
-    value need not be matched at all (its other values only override)."""
-    groups: set[str] = set()
-    sizes = overflow = False
-    for prop, value, _ in declarations:
-        if prop == "display" and value.startswith("none"):
-            groups.add("display")
-        elif prop == "visibility" and value in ("hidden", "collapse"):
-            groups.add("visibility")
-        elif prop in ("opacity", "filter"):
+_RELATIVE_FONT = re.compile(rf"({_NUMBER})(em|ex|ch|%)")
+
+
+class _Hiding:
+    """Which declarations can hide what they apply to, alone or together with others: nested
+    opacities multiply and relative font sizes compound, a position completes an offset or a
+    clip and an overflow a size, a colour meets the same background. The groups (_GROUP_OF) of
+    those are worth matching at all; the other declarations of a group can only override them,
+    showing content again."""
+
+    def __init__(self, found: list[Declaration], external: bool) -> None:
+        text_colours: set[Colour] = set() if external else {BLACK}
+        backgrounds: set[Colour] = set() if external else {WHITE}
+        for prop, value, _ in found:
+            if prop in ("color", "background-color"):
+                parsed = colour(value)
+                if isinstance(parsed, tuple):
+                    (text_colours if prop == "color" else backgrounds).add(parsed)
+        self.every_colour = len(text_colours) * len(backgrounds) > 250_000
+        opaque = [b for b in backgrounds if b[3] >= 0.9]
+        self.text_colours = {
+            t
+            for t in text_colours
+            if self.every_colour or t[3] <= 0.1 or any(same_colour(t, b) for b in opaque)
+        }
+        self.backgrounds = {
+            b
+            for b in opaque
+            if self.every_colour or any(t[3] > 0.1 and same_colour(t, b) for t in text_colours)
+        }
+        self.groups: set[str] = set()
+        for prop, value, _ in found:
+            group = self._group(prop, value)
+            if group:
+                self.groups.add(group)
+        if "small" in self.groups and "overflow" in self.groups:
+            self.groups.add("size")
+
+    def hides(self, prop: str, value: str) -> bool:
+        group = self._group(prop, value)
+        if group == "position":
+            return "offset" in self.groups or "clip" in self.groups
+        if group in ("small", "overflow"):
+            return "size" in self.groups
+        return group is not None
+
+    def _group(self, prop: str, value: str) -> str | None:
+        """The group of a declaration that hides, or helps to: "position", "small" and
+        "overflow" only complete another declaration."""
+        if prop == "display":
+            return "display" if value.startswith("none") else None
+        if prop == "visibility":
+            return "visibility" if value in ("hidden", "collapse") else None
+        if prop in ("opacity", "filter"):
             number = opacity(value) if prop == "opacity" else filter_opacity(value)
-            if number is not None and number <= OPACITY_HIDDEN:
-                groups.add("opacity")
-        elif prop == "content-visibility" and value == "hidden":
-            groups.add("content-visibility")
-        elif prop == "font-size":
+            return "opacity" if number is not None and number < 1 else None  # they multiply
+        if prop == "content-visibility":
+            return "content-visibility" if value == "hidden" else None
+        if prop == "font-size":
             px = font_px(value, ROOT_FONT_PX)
-            if px is not None and px < FONT_HIDDEN_PX:
-                groups.add("font-size")
-        elif prop in ("left", "top", "right", "margin-left", "margin-top", "translate"):
+            relative = _RELATIVE_FONT.fullmatch(value)
+            shrinks = value == "smaller" or (
+                relative is not None and float(relative[1]) < (100 if relative[2] == "%" else 1)
+            )  # compounds down the tree
+            return "font-size" if shrinks or (px is not None and px < FONT_HIDDEN_PX) else None
+        if prop in ("left", "top", "right", "margin-left", "margin-top", "translate"):
             px = _length_px(value.split()[0]) if value else None
-            if px is not None and px <= OFF_SCREEN_PX:
-                groups.add("offset")
-        elif prop in ("transform", "scale"):
-            if (
-                _transform_hides(value)
-                if prop == "transform"
-                else opacity(value.split()[0] if value else "") == 0
-            ):
-                groups.add("offset")
-        elif prop == "text-indent":
+            limit = OFF_SCREEN_PLACED_PX if prop in ("left", "top") else OFF_SCREEN_PX
+            return "offset" if px is not None and px <= limit else None
+        if prop == "transform":
+            return "offset" if _transform_hides(value) else None
+        if prop == "scale":
+            return "offset" if opacity(value.split()[0] if value else "") == 0 else None
+        if prop == "text-indent":
             px = _length_px(value.split()[0], percent_of=VIEWPORT[0]) if value else None
-            if px is not None and px <= TEXT_INDENT_PX:
-                groups.add("offset")
-        elif (prop == "clip" and _clip_is_empty(value)) or (
-            prop == "clip-path" and _clip_path_is_empty(value)
-        ):
-            groups.add("clip")
-        elif prop in ("width", "height"):
+            return "offset" if px is not None and px <= TEXT_INDENT_PX else None
+        if (prop == "clip" and _clip_is_empty(value)) or (prop == "clip-path" and _clip_path_is_empty(value)):
+            return "clip"
+        if prop == "position":
+            return "position" if value in _POSITIONED else None
+        if prop in ("width", "height", "max-width", "max-height"):
             px = _length_px(value)
-            sizes = sizes or (px is not None and px <= 1)
-        elif prop in ("overflow-x", "overflow-y"):
-            overflow = overflow or value in ("hidden", "clip")
-        elif prop == "color":
+            return "small" if px is not None and px <= 1 else None
+        if prop in ("overflow-x", "overflow-y"):
+            return "overflow" if value in ("hidden", "clip") else None
+        if prop in ("color", "background-color"):
             parsed = colour(value)
-            if isinstance(parsed, tuple):
-                text_colours.add(parsed)
-        elif prop == "background-color":
-            parsed = colour(value)
-            if isinstance(parsed, tuple):
-                backgrounds.add(parsed)
-    if sizes and overflow:
-        groups.add("size")
-    return groups
+            pool = self.text_colours if prop == "color" else self.backgrounds
+            return "colour" if isinstance(parsed, tuple) and parsed in pool else None
+        return None
+
+
+_POSITIONED = frozenset({"absolute", "fixed", "relative", "sticky"})
 
 
 _GROUP_OF = {
@@ -592,6 +729,7 @@ _GROUP_OF = {
     "left": "offset",
     "top": "offset",
     "right": "offset",
+    "bottom": "offset",  # with top: stretched back on the page
     "margin-left": "offset",
     "margin-top": "offset",
     "text-indent": "offset",
@@ -600,8 +738,12 @@ _GROUP_OF = {
     "scale": "offset",
     "clip": "clip",
     "clip-path": "clip",
-    "width": "size",
-    "height": "size",
+    "width": "size offset",  # an off-screen box this wide or tall may reach back on the page
+    "height": "size offset",
+    "max-width": "size",
+    "max-height": "size",
+    "min-width": "size",
+    "min-height": "size",
     "overflow-x": "size",
     "overflow-y": "size",
     "padding-top": "size",
@@ -613,15 +755,13 @@ _GROUP_OF = {
     "-webkit-text-fill-color": "colour",
     "background-clip": "colour",
     "-webkit-background-clip": "colour",
+    # shorthands holding var(), expanded when resolved
+    "background": "colour",
+    "font": "font-size",
+    "margin": "offset",
+    "padding": "size",
+    "overflow": "size",
 }
-
-
-def _colours_collide(text_colours: set, backgrounds: set) -> bool:
-    if any(text[3] <= 0.1 for text in text_colours):
-        return True
-    if len(text_colours) * len(backgrounds) > 250_000:
-        return True
-    return any(same_colour(t, b) for t in text_colours for b in backgrounds if b[3] >= 0.9)
 
 
 def filter_opacity(value: str) -> float | None:
@@ -631,8 +771,13 @@ def filter_opacity(value: str) -> float | None:
 
 def read_stylesheets(doc: Any, inline_styles: list[str]) -> Stylesheets:
     """Match the `<style>` rules that can hide something against the page's elements
-    (`inline_styles`: the page's style attributes, which decide what can hide)."""
-    deadline = time.monotonic() + STYLESHEET_SECONDS
+    (`inline_styles`: the page's style attributes, which decide what can hide).
+
+    Rules that can hide are matched first, the rules that can only override them after, so that
+    no number of harmless rules spends the budgets before a hiding one. When a budget runs out
+    among the rules that can hide, the elements those left may match are `unchecked`: the walk
+    takes them out (fails closed). Among the others, what their unapplied rules would show again
+    stays hidden."""
     external = any("stylesheet" in (link.get("rel") or "").lower() for link in doc.iter("link"))
     sheets = []
     size = 0
@@ -646,66 +791,249 @@ def read_stylesheets(doc: Any, inline_styles: list[str]) -> Stylesheets:
     css = "".join(sheets)
     if "@import" in css:
         external = True
-    matched: dict[Any, list[Any]] = {}
-    notices: list[str] = []
+    page = Stylesheets({}, external)
+    page.uses_variables = "var(" in css or any("var(" in style for style in inline_styles)
     if len(css) > MAX_STYLESHEET_CHARS:
-        notices.append(f"{size} characters of <style>: only the first {MAX_STYLESHEET_CHARS} were read")
+        page.notices.append(f"{size} characters of <style>: only the first {MAX_STYLESHEET_CHARS} were read")
         css = css[:MAX_STYLESHEET_CHARS]
-    if not css.strip():
-        return Stylesheets(matched, external, notices)
+        page.unchecked_all = True  # the rules not read may hide anything
     index = _Index(doc)
+    variables = page.uses_variables
     rules: list[tuple[list[str], tuple[Declaration, ...]]] = []
-    for selectors, block in _split_stylesheet(css):
-        if not _DECLARED.search(block):
+    root_variables: list[tuple[int, int, str, str]] = []  # (rank, order, name, value)
+    for number, (selectors, block) in enumerate(_split_stylesheet(css) if css.strip() else ()):
+        custom = variables and "--" in block
+        if not custom and not _DECLARED.search(block):
             continue
+        found = None
+        if custom:
+            ranks = [_ROOT_RANK.get("".join(s.split()).lower()) for s in _split_selectors(selectors)]
+            rank = max((r for r in ranks if r is not None), default=None)
+            if rank is not None:
+                found = declarations(block, custom=True)
+                root_variables.extend((rank, number, d[0], d[1]) for d in found if d[0].startswith("--"))
         candidates = [s for s in _split_selectors(selectors) if _could_match(s, index)]
         if candidates:
-            found = declarations(block)
+            found = found if found is not None else declarations(block, custom=custom)
             if found:
                 rules.append((candidates, found))
-    text_colours: set = set() if external else {BLACK}
-    backgrounds: set = set() if external else {WHITE}
-    parsed_inline = [declarations(style) for style in inline_styles]
-    groups = _hiding_groups(
-        [d for _, decls in rules for d in decls] + [d for decls in parsed_inline for d in decls],
-        text_colours,
-        backgrounds,
+    parsed_inline = [declarations(style, custom=variables) for style in inline_styles]
+    every = [d for _, decls in rules for d in decls] + [d for decls in parsed_inline for d in decls]
+    known: dict[str, str] = {}  # a value for each custom property, to judge what can hide
+    used_by: dict[str, set[str]] = {}  # custom property -> the properties whose values use it
+    if variables:
+        body = doc.find("body")
+        for rank, element in ((8, doc), (9, body)):
+            if element is not None and element.get("style"):
+                for name, value, _ in declarations(element.get("style"), custom=True):
+                    if name.startswith("--"):
+                        root_variables.append((rank, 0, name, value))
+        page.variables = {name: value for _, _, name, value in sorted(root_variables)}
+        known = {d[0]: d[1] for d in every if d[0].startswith("--")}
+        known.update(page.variables)
+        used_by = _variable_uses(every)
+    # What can hide: the declarations, and each custom property's values where they are used.
+    hiding = _Hiding(
+        _resolved(every, known)
+        + _resolved([(p, d[1], False) for d in every if d[0] in used_by for p in used_by[d[0]]], known),
+        external,
     )
-    if _colours_collide(text_colours, backgrounds):
-        groups.add("colour")
-    if doc.xpath("boolean(//*[@hidden])"):
-        groups.add("display")  # a rule may give a `hidden` element its display back
-    selected: dict[str, Any] = {}
-    matches = 0
+    groups = hiding.groups
+    if doc.xpath("boolean(//*[@hidden] | //dialog[not(@open)])"):
+        groups.add("display")  # a rule may give a `hidden` element, a closed dialog, its display back
+    group_of = dict(_GROUP_OF)
+    for name, props in used_by.items():
+        group_of[name] = " ".join({g for p in props for g in _GROUP_OF.get(p, "").split()})
+    # Each selector keeps its place in the page's order, whichever pass matches it.
+    can_hide: list[tuple[list[str], tuple[Declaration, ...], int]] = []
+    can_show: list[tuple[list[str], tuple[Declaration, ...], int]] = []
     order = 0
     for selectors, rule_declarations in rules:
-        kept = tuple(d for d in rule_declarations if any(g in groups for g in _GROUP_OF[d[0]].split()))
+        kept = tuple(d for d in rule_declarations if any(g in groups for g in group_of.get(d[0], "").split()))
         if not kept:
             continue
-        for text in selectors:
-            order += 1
-            if time.monotonic() > deadline or len(selected) >= MAX_SELECTORS or matches >= MAX_MATCHES:
-                notices.append(
-                    f"stylesheet too large: rules after its first {order - 1} selectors not applied"
-                )
-                return Stylesheets(matched, external, notices)
-            if text not in selected:
-                selected[text] = index.select(text)
-            hit = selected[text]
-            if hit is None:
+        as_used = [(p, d[1], False) for d in kept if d[0] in used_by for p in used_by[d[0]]]
+        hides = any(hiding.hides(prop, value) for prop, value, _ in _resolved(list(kept) + as_used, known))
+        (can_hide if hides else can_show).append((selectors, kept, order))
+        order += len(selectors)
+    matcher = _Matcher(index, page.matched)
+    left = matcher.run(can_hide)
+    if left:
+        page.notices.append(
+            f"stylesheet too large: its budget of {matcher.exhausted} ran out after {matcher.applied} "
+            f"selectors; {len(left)} more, of rules that can hide content, were not applied"
+        )
+        if not page.unchecked_all:
+            suspects = _suspects(left, index)
+            if suspects is None:
+                page.unchecked_all = True
+            else:
+                page.unchecked = suspects
+        return page
+    left = matcher.run(can_show)
+    if left:
+        page.notices.append(
+            f"stylesheet too large: its budget of {matcher.exhausted} ran out after {matcher.applied} "
+            f"selectors; {len(left)} more, of rules that can only show content again, were not "
+            "applied: what they would show is taken out with what they hide"
+        )
+    return page
+
+
+# Selectors for the page's root and body, whose custom properties every element inherits (in
+# this order of precedence: :root beats html, body's reach the text first).
+_ROOT_RANK = {"html": 0, ":root": 1, "html:root": 2, "body": 3, "html>body": 4, "htmlbody": 4}
+
+
+_VARIABLE_USE = re.compile(r"var\(\s*(--[\w-]+)")
+
+
+def _variable_uses(found: list[Declaration]) -> dict[str, set[str]]:
+    """Custom property -> the properties (not custom) whose values use it, directly or through
+    other custom properties."""
+    edges = [
+        (prop, name) for prop, value, _ in found if "var(" in value for name in _VARIABLE_USE.findall(value)
+    ]
+    used_by: dict[str, set[str]] = {}
+    for prop, name in edges:
+        if not prop.startswith("--"):
+            used_by.setdefault(name, set()).add(prop)
+    for _ in range(8):  # chains of variables are short
+        grown = False
+        for prop, name in edges:
+            if prop.startswith("--") and prop in used_by:
+                into = used_by.setdefault(name, set())
+                size = len(into)
+                into |= used_by[prop]
+                grown = grown or len(into) != size
+        if not grown:
+            break
+    return used_by
+
+
+def _resolved(found: Iterable[Declaration], variables: dict[str, str]) -> list[Declaration]:
+    """Declarations with var() substituted and shorthands expanded, custom properties and void
+    values left out."""
+    out: list[Declaration] = []
+    for prop, value, important in found:
+        if prop.startswith("--"):
+            continue
+        if "var(" in value:
+            substituted = substitute(value, variables)
+            if substituted is None:
                 continue
-            specificity, elements = hit
-            source = f"stylesheet rule {_short(text)}"
-            for element in elements:
-                matched.setdefault(element, []).append((specificity, order, kept, source))
-            matches += len(elements)
-    return Stylesheets(matched, external, notices)
+            value = substituted
+        if prop in _SHORTHANDS:
+            out.extend((longhand, part, important) for longhand, part in _expand(prop, value))
+        else:
+            out.append((prop, value, important))
+    return out
+
+
+class _Matcher:
+    """Rules matched against the page, within the budgets."""
+
+    def __init__(self, index: _Index, matched: dict[Any, list[Any]]) -> None:
+        self.index = index
+        self.matched = matched
+        self.selected: dict[str, Any] = {}
+        self.matches = 0
+        self.applied = 0  # selectors
+        self.exhausted = ""  # which budget ran out
+        self.cpu_started = time.thread_time()
+
+    def _spent(self) -> str:
+        if len(self.selected) >= MAX_SELECTORS:
+            return f"{MAX_SELECTORS} distinct selectors"
+        if self.matches >= MAX_MATCHES:
+            return f"{MAX_MATCHES} matches"
+        if self.index.work >= MAX_MATCH_WORK:
+            return f"{MAX_MATCH_WORK} element tests"
+        if time.thread_time() - self.cpu_started > MATCH_CPU_SECONDS:
+            return f"{MATCH_CPU_SECONDS:g} s of CPU time"
+        return ""
+
+    def run(self, rules: list[tuple[list[str], tuple[Declaration, ...], int]]) -> list[str]:
+        """Apply the rules in turn; the selectors left when a budget ran out."""
+        for number, (selectors, kept, first) in enumerate(rules):
+            for at, text in enumerate(selectors):
+                self.exhausted = self._spent()
+                if self.exhausted:
+                    return selectors[at:] + [s for rule in rules[number + 1 :] for s in rule[0]]
+                hit = self.selected.get(text, _UNSEEN)
+                if hit is _UNSEEN:
+                    try:
+                        hit = self.index.select(text, MAX_MATCH_WORK - self.index.work)
+                    except _OverBudget:
+                        self.exhausted = f"{MAX_MATCH_WORK} element tests"
+                        return selectors[at:] + [s for rule in rules[number + 1 :] for s in rule[0]]
+                    self.selected[text] = hit
+                self.applied += 1
+                if hit is None:
+                    continue
+                specificity, elements = hit
+                source = f"stylesheet rule {_short(text)}"
+                entry = (specificity, first + at, kept, source)
+                for element in elements:
+                    self.matched.setdefault(element, []).append(entry)
+                self.matches += len(elements)
+        return []
+
+
+_UNSEEN = object()
+
+
+def _suspects(selectors: list[str], index: _Index) -> set[Any] | None:
+    """The elements the selectors may match (those carrying each one's rightmost id, class or
+    tag: a superset), or None when a selector requires none of those (`*`, `[data-x]`, `:is()`)."""
+    keys = {_required_key(text) for text in selectors}
+    if None in keys:
+        return None
+    found: set[Any] = set()
+    for key in keys:
+        found.update(index.elements(key))
+    return found
+
+
+def _required_key(selector: str) -> tuple[str, str] | None:
+    """An id, class or tag an element must carry to match the selector (its rightmost compound's,
+    an id first), read without parsing; None when there is none to read."""
+    simple = re.sub(r"\[[^\]]*\]", "", selector) if "[" in selector else selector
+    for _ in range(3):
+        if "(" not in simple:
+            break
+        simple = re.sub(r"\([^()]*\)", "", simple)
+    if "(" in simple or "|" in simple or not simple.strip():
+        return None
+    last = re.split(r"\s*[>+~]\s*|\s+", simple.strip())[-1]
+    keys: dict[str, str] = {}
+    for prefix, word in _SELECTOR_WORD.findall(last):
+        if "\\" in word:
+            if re.search(r"\\[0-9a-fA-F]", word):
+                continue
+            word = re.sub(r"\\(.)", r"\1", word)
+        if prefix == "#":
+            keys.setdefault("id", word)
+        elif prefix == ".":
+            keys.setdefault("class", word)
+        elif prefix == "" and word[0].isalpha():
+            keys.setdefault("tag", word.lower())
+    for kind in ("id", "class", "tag"):
+        if kind in keys:
+            return kind, keys[kind]
+    return None
 
 
 class _Index:
     """The page's elements by id, class and tag, built on first use, and selector matching that
-    starts from them: a rule is tested on the elements that carry its rightmost id, class or tag,
-    right to left (an XPath condition on the element), instead of searching the page per rule."""
+    starts from them, in time linear in the page per compound selector: XPath that cssselect
+    writes for descendant and sibling combinators costs the square of the page or worse (`div div`
+    on 100,000 nested divs: a minute), so combinators are followed here, in sets.
+
+    Every step is charged to `work` (elements tested or reached, times a factor for
+    pseudo-classes that look at siblings or descendants) before or as it runs; a selector that
+    would go past its allowance stops with _OverBudget. The cost depends on the page and the
+    selectors only, never on the machine or on what runs beside it."""
 
     def __init__(self, doc: Any) -> None:
         from cssselect import HTMLTranslator
@@ -715,6 +1043,33 @@ class _Index:
         self._classes: dict[str, list[Any]] | None = None
         self._tags: dict[str, list[Any]] = {}
         self._translator = HTMLTranslator()
+        self._size: int | None = None
+        self._shape: tuple[int, int, int] | None = None
+        self.work = 0
+        self._limit = 0
+        # the selector being matched: what testing one element costs (see _factor), and whether
+        # it counts the element's siblings too
+        self._per_element = 1
+        self._siblings = False
+
+    def size(self) -> int:
+        if self._size is None:
+            self._size = int(self.doc.xpath("count(//*)"))
+        return self._size
+
+    def shape(self) -> tuple[int, int, int]:
+        """(the deepest nesting, the most children of one element, the sum over elements of
+        their parent's children: what counting every element's siblings costs)."""
+        if self._shape is None:
+            from lxml import etree
+
+            depth = deepest = 0
+            sizes = [len(element) for element in self.doc.iter(etree.Element)]
+            for event, _ in etree.iterwalk(self.doc, events=("start", "end")):
+                depth += 1 if event == "start" else -1
+                deepest = max(deepest, depth)
+            self._shape = (deepest, max(sizes, default=0), sum(size * size for size in sizes))
+        return self._shape
 
     def ids(self) -> dict[str, list[Any]]:
         if self._ids is None:
@@ -741,6 +1096,7 @@ class _Index:
         return bool(self.tag(name))
 
     def elements(self, key: tuple[str, str]) -> list[Any]:
+        """The elements carrying an id, class or tag, in document order."""
         kind, name = key
         if kind == "id":
             return self.ids().get(name, [])
@@ -748,14 +1104,16 @@ class _Index:
             return self.classes().get(name, [])
         return self.tag(name)
 
-    def select(self, text: str) -> tuple[tuple[int, int, int], list[Any]] | None:
-        """(specificity, matching elements), or None for a selector cssselect cannot read (it
-        then matches nothing, as a browser drops a rule it cannot parse). The cheapest of: the
-        elements carrying the rightmost key when that is the whole selector; the page searched
-        from the few elements carrying the leftmost key; each element carrying the rightmost key
-        tested; the whole page searched."""
+    def _charge(self, amount: int) -> None:
+        self.work += amount
+        if self.work > self._limit:
+            raise _OverBudget
+
+    def select(self, text: str, allowance: int) -> tuple[tuple[int, int, int], list[Any]] | None:
+        """(specificity, the matching elements), or None for a selector cssselect cannot read (it
+        then matches nothing, as a browser drops a rule it cannot parse). Raises _OverBudget when
+        matching would cost more than `allowance`."""
         from cssselect import SelectorError, parse
-        from cssselect.parser import CombinedSelector
         from lxml import etree
 
         if len(text) > 1000:
@@ -764,33 +1122,134 @@ class _Index:
             (selector,) = parse(text)
             if selector.pseudo_element is not None:
                 return None
-            tree = selector.parsed_tree
             specificity = selector.specificity()
-            rightmost = tree.subselector if isinstance(tree, CombinedSelector) else tree
-            right_key, parts = _compound_key(rightmost)
-            candidates = self.elements(right_key) if right_key else None
-            if candidates is not None and (not candidates or (rightmost is tree and parts == 1)):
-                return specificity, candidates
-            leftmost = tree
-            while isinstance(leftmost, CombinedSelector):
-                leftmost = leftmost.selector
-            left_key, _ = _compound_key(leftmost) if leftmost is not tree else (None, 0)
-            anchors = self.elements(left_key) if left_key and left_key[0] != "tag" else None
-            if candidates is not None and len(candidates) <= 50:
-                test = etree.XPath(f"boolean({_match_condition(self._translator, tree)})")
-                return specificity, [element for element in candidates if test(element)]
-            if anchors is not None and len(anchors) <= 50:
-                search = etree.XPath(self._translator.selector_to_xpath(selector))
-                found: dict[Any, None] = {}
-                for anchor in anchors:
-                    found.update(dict.fromkeys(search(anchor)))
-                return specificity, list(found)
-            if candidates is not None and len(candidates) <= 300:
-                test = etree.XPath(f"boolean({_match_condition(self._translator, tree)})")
-                return specificity, [element for element in candidates if test(element)]
-            return specificity, etree.XPath(self._translator.selector_to_xpath(selector))(self.doc)
+            self._limit = self.work + allowance
+            self._per_element = self._factor(text)
+            self._siblings = _SIBLING_PSEUDO.search(text.lower()) is not None
+            return specificity, self._match(selector.parsed_tree)
         except (SelectorError, etree.XPathError, ValueError, TypeError, RecursionError):
             return None
+
+    def _factor(self, text: str) -> int:
+        """What testing one element costs, in elements, for the selector's pseudo-classes:
+        :has() searches descendants, :not() with a combinator climbs ancestors (:nth-child()
+        and its kin count siblings: _cost)."""
+        lowered = text.lower()
+        factor = 1
+        if ":has(" in lowered:
+            # each descendant step inside searches a subtree: on average the page's depth
+            inner = lowered.split(":has(", 1)[1]
+            factor *= (1 + self.shape()[0]) ** (1 + min(4, len(_DESCENDANT_STEP.findall(inner))))
+        if re.search(r":not\([^)]*[^\s(]\s*[\s>+~]\s*[^\s)]", lowered):
+            factor *= 1 + max(self.shape()[:2])
+        return factor
+
+    def _cost(self, elements: list[Any] | None, steps: int = 1) -> int:
+        """What testing `elements` (None: the whole page) against the selector costs."""
+        if elements is None:
+            count, siblings = self.size(), (self.shape()[2] if self._siblings else 0)
+        else:
+            count = len(elements)
+            siblings = 0
+            if self._siblings:
+                siblings = sum(len(parent) for e in elements if (parent := e.getparent()) is not None)
+        return (count + siblings) * steps * self._per_element
+
+    def _match(self, tree: Any) -> list[Any]:
+        from lxml import etree
+
+        links = _chain(tree)
+        combinators = [combinator for combinator, _ in links[1:]]
+        if len(links) == 1:
+            return self._compound(tree, None)
+        key, _ = _compound_key(links[-1][1])
+        candidates = self.elements(key) if key else None
+        if candidates is not None and len(candidates) <= 50 and sum(c in " ~" for c in combinators) <= 1:
+            # Right to left on the few elements that can match: one climb up each one's
+            # ancestors or back along its siblings.
+            back = "count(ancestor::*)" if " " in combinators else "count(preceding-sibling::*)"
+            climbs = sum(int(element.xpath(back)) for element in candidates)
+            self._charge(self._cost(candidates, len(links)) + climbs * len(links) * self._per_element)
+            test = etree.XPath(f"boolean({_match_condition(self._translator, tree)})")
+            return [element for element in candidates if test(element)]
+        current = self._compound(links[0][1], None)
+        for combinator, compound in links[1:]:
+            if not current:
+                return []
+            current = self._compound(compound, self._reach(current, combinator))
+        return current
+
+    def _reach(self, elements: list[Any], combinator: str) -> dict[Any, None]:
+        """The elements a combinator leads to from `elements` (mostly in document order, as
+        they come): each is reached once, so this costs at most the page (twice, when an
+        element comes before its ancestor)."""
+        from lxml import etree
+
+        reach: dict[Any, None] = {}
+        for element in elements:
+            before = len(reach)
+            if combinator == " ":
+                if element not in reach:  # else inside an earlier one: its descendants are in
+                    reach.update(dict.fromkeys(element.iterdescendants(etree.Element)))
+            elif combinator == ">":
+                reach.update(dict.fromkeys(element.iterchildren(etree.Element)))
+            elif combinator == "+":
+                reach.update(dict.fromkeys(itertools.islice(element.itersiblings(etree.Element), 1)))
+            elif element not in reach:  # "~"
+                reach.update(dict.fromkeys(element.itersiblings(etree.Element)))
+            self._charge(1 + len(reach) - before)
+        return reach
+
+    def _compound(self, compound: Any, within: dict[Any, None] | None) -> list[Any]:
+        """The elements matching one compound selector (among `within`): those carrying its id,
+        class or tag, or those reached, whichever are fewer, tested; or the page searched."""
+        from lxml import etree
+
+        key, parts = _compound_key(compound)
+        pool = self.elements(key) if key is not None else None
+        if within is not None and (pool is None or len(within) < len(pool)):
+            pool, within = list(within), None
+            parts = 2  # the key is to be tested too
+        if pool is not None:
+            self._charge(len(pool))
+            if within is not None:
+                pool = [element for element in pool if element in within]
+            if parts == 1:
+                return pool
+            condition = _match_condition(self._translator, compound)
+            if condition == "true()":
+                return pool
+            if len(pool) <= 300:
+                self._charge(self._cost(pool))
+                test = etree.XPath(f"boolean({condition})")
+                return [element for element in pool if test(element)]
+            within = dict.fromkeys(pool)
+        else:
+            condition = _match_condition(self._translator, compound)
+        self._charge(self._cost(None))
+        found = etree.XPath(f"descendant-or-self::*[{condition}]")(self.doc)
+        return found if within is None else [element for element in found if element in within]
+
+
+class _OverBudget(Exception):
+    """Matching a selector would cost more than the budget left."""
+
+
+_SIBLING_PSEUDO = re.compile(r":(?:first|last|only|nth|nth-last)-(?:child|of-type)")
+_DESCENDANT_STEP = re.compile(r"[^\s>+~(,]\s+[^\s>+~),]")
+
+
+def _chain(tree: Any) -> list[tuple[str | None, Any]]:
+    """A selector as its compounds, left to right, each with the combinator before it."""
+    from cssselect.parser import CombinedSelector
+
+    links: list[tuple[str | None, Any]] = []
+    while isinstance(tree, CombinedSelector):
+        links.append((tree.combinator, tree.subselector))
+        tree = tree.selector
+    links.append((None, tree))
+    links.reverse()
+    return links
 
 
 def _compound_key(compound: Any) -> tuple[tuple[str, str] | None, int]:
@@ -920,6 +1379,19 @@ def hidden_by_css(style: dict[str, tuple[str, str]], element: Any) -> str | None
                 px = _length_px(entry[0])
                 if px is not None and px <= OFF_SCREEN_PX:
                     return f"off-screen: {prop}:{entry[0]} ({entry[1]})"
+    if position in ("absolute", "fixed"):
+        for prop, opposite, margin, extent in (
+            ("top", "bottom", "margin-top", "height"),
+            ("left", "right", "margin-left", "width"),
+        ):
+            if (entry := got(prop)) and got(opposite, ("auto", ""))[0] in ("auto", "initial", "unset"):
+                px = _length_px(entry[0])
+                if px is None or px > OFF_SCREEN_PLACED_PX:
+                    continue
+                px += _length_px(got(margin, ("0", ""))[0]) or 0.0
+                size = _length_px(got(extent, ("auto", ""))[0])
+                if px <= OFF_SCREEN_PLACED_PX and (size is None or px + size <= 0):
+                    return f"off-screen: position:{position}; {prop}:{entry[0]} ({entry[1]})"
     for prop in ("margin-left", "margin-top"):
         if entry := got(prop):
             px = _length_px(entry[0])
@@ -943,12 +1415,28 @@ def hidden_by_css(style: dict[str, tuple[str, str]], element: Any) -> str | None
         ("height", "overflow-y", ("padding-top", "padding-bottom")),
         ("width", "overflow-x", ()),
     ):
-        if (entry := got(size_prop)) and got(overflow_prop, ("", ""))[0] in ("hidden", "clip"):
-            px = _length_px(entry[0])
-            padded = any(
-                (_length_px(got(p, ("0", ""))[0]) or 0) > 1 or "%" in got(p, ("", ""))[0]
-                for p in padding_props
-            )
-            if px is not None and px <= 1 and not padded:
-                return f"a {size_prop} of {entry[0]} with overflow hidden ({entry[1]}){note}"
+        if got(overflow_prop, ("", ""))[0] not in ("hidden", "clip"):
+            continue
+        # the height, or the max-height that caps it; a min-height above 1px wins over both
+        small = next(
+            (
+                (prop, entry)
+                for prop in (size_prop, f"max-{size_prop}")
+                if (entry := got(prop)) and (px := _length_px(entry[0])) is not None and px <= 1
+            ),
+            None,
+        )
+        if small is None:
+            continue
+        least = got(f"min-{size_prop}", ("auto", ""))[0]
+        if least not in ("auto", "initial", "unset", "none") and not (
+            (px := _length_px(least)) is not None and px <= 1
+        ):
+            continue
+        padded = any(
+            (_length_px(got(p, ("0", ""))[0]) or 0) > 1 or "%" in got(p, ("", ""))[0] for p in padding_props
+        )
+        if not padded:
+            prop, entry = small
+            return f"a {prop} of {entry[0]} with overflow hidden ({entry[1]}){note}"
     return None
