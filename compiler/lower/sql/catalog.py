@@ -432,9 +432,6 @@ class _Cleanup:
             for connection in list(self._connections):
                 connection.interrupt()
 
-    def on_close(self, fn: Any) -> None:
-        self._closers.append(fn)
-
     def temp_dir(self) -> Path:
         if self._temp is None:
             holder = tempfile.TemporaryDirectory(prefix="lynxc-sql-")
