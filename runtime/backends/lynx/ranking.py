@@ -18,49 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from .filters import Filters
 from .reader import IndexReader
-from .store import sql_quote
 
 RRF_K = 60
 ANN_EF = 200
 ANN_REFINE = 5
+NO_FILTERS = Filters()
 COLUMNS = ["id", "path", "language", "kind", "symbol", "start_line", "end_line", "text", "vector"]
-
-
-@dataclass(frozen=True)
-class Filters:
-    file_glob: str | None = None
-    extensions: tuple[str, ...] = ()
-    path_contains: str | None = None
-
-    def where(self) -> str | None:
-        clauses = []
-        if self.file_glob:
-            pattern = _like(self.file_glob)
-            if "/" in self.file_glob:
-                clauses.append(_like_clause(pattern))
-            else:  # a name pattern matches at the top level or in any folder, as in .gitignore
-                top, nested = _like_clause(pattern), _like_clause("%/" + pattern)
-                clauses.append(f"({top} OR {nested})")
-        if self.extensions:
-            ends = [_like_clause("%" + _escape("." + e.lstrip("."))) for e in self.extensions]
-            clauses.append("(" + " OR ".join(ends) + ")")
-        if self.path_contains:
-            clauses.append(_like_clause("%" + _escape(self.path_contains) + "%"))
-        return " AND ".join(clauses) or None
-
-
-def _like_clause(pattern: str) -> str:
-    return f"path LIKE {sql_quote(pattern)} ESCAPE '\\'"
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _like(glob: str) -> str:
-    """A glob as a LIKE pattern: `*` and `**` match any run of characters, `?` one."""
-    return _escape(glob).replace("**", "*").replace("*", "%").replace("?", "_")
 
 
 @dataclass(frozen=True)
@@ -83,7 +48,7 @@ async def search(
     vector: np.ndarray,
     mode: str,
     top_k: int,
-    filters: Filters = Filters(),
+    filters: Filters = NO_FILTERS,
 ) -> list[Hit]:
     """The top hits for `query` (and its embedding `vector`); every source's queries run at once."""
     tables = await reader.tables(sources)

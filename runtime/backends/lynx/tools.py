@@ -18,7 +18,8 @@ from lynxc.runtime.errors import ToolError
 from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
 
 if TYPE_CHECKING:
-    from .ranking import Filters, Hit
+    from .filters import Filters
+    from .ranking import Hit
     from .reader import IndexReader
 
 SETTINGS = {"sources", "index_dir", "embedder", "mode", "top_k", "min_score", "min_results"}
@@ -54,7 +55,7 @@ def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list
 
 
 def _filters(params: Any) -> Filters:
-    from .ranking import Filters
+    from .filters import Filters
 
     return Filters(params.file_glob, tuple(params.extensions or ()), params.path_contains)
 

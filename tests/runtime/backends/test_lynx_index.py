@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from lynxc.runtime.backends.lynx.filters import Filters
 from lynxc.runtime.backends.lynx.indexer import index_source
-from lynxc.runtime.backends.lynx.ranking import Filters, Hit, search
+from lynxc.runtime.backends.lynx.ranking import Hit, search
 from lynxc.runtime.backends.lynx.reader import IndexReader
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
