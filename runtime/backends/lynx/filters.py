@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .store import sql_quote
+from .globs import check_glob, glob_sql
 
 
 @dataclass(frozen=True)
@@ -15,15 +15,14 @@ class Filters:
     extensions: tuple[str, ...] = ()
     path_contains: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.file_glob is not None:
+            check_glob(self.file_glob, "file_glob")  # a bad pattern fails before any search runs
+
     def where(self) -> str | None:
         clauses = []
-        if self.file_glob:
-            pattern = _like(self.file_glob)
-            if "/" in self.file_glob:
-                clauses.append(_like_clause(pattern))
-            else:  # a name pattern matches at the top level or in any folder, as in .gitignore
-                top, nested = _like_clause(pattern), _like_clause("%/" + pattern)
-                clauses.append(f"({top} OR {nested})")
+        if self.file_glob is not None:
+            clauses.append(glob_sql(self.file_glob, "path", "file_glob"))
         if self.extensions:
             ends = [_like_clause("%" + _escape("." + e.lstrip("."))) for e in self.extensions]
             clauses.append("(" + " OR ".join(ends) + ")")
@@ -33,13 +32,12 @@ class Filters:
 
 
 def _like_clause(pattern: str) -> str:
-    return f"path LIKE {sql_quote(pattern)} ESCAPE '\\'"
+    return f"path LIKE {_sql_string(pattern)} ESCAPE '\\'"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _like(glob: str) -> str:
-    """A glob as a LIKE pattern: `*` and `**` match any run of characters, `?` one."""
-    return _escape(glob).replace("**", "*").replace("*", "%").replace("?", "_")

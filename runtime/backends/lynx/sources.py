@@ -1,8 +1,8 @@
-"""Sources: named folders of code or docs, with include/exclude globs, and the files they hold."""
+"""Sources: named folders of code or docs, with include/exclude globs (globs.py has their
+semantics, the same as the `file_glob` search filter's), and the files they hold."""
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 from collections.abc import Iterator, Mapping
@@ -11,6 +11,8 @@ from typing import Any
 
 from lynxc.runtime.backends.vendored import VENDOR_DIRS
 from lynxc.runtime.errors import ToolError
+
+from .globs import check_glob, glob_match
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 
@@ -23,8 +25,16 @@ class Source:
     include: tuple[str, ...] = ("**/*",)
     exclude: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        for setting in ("include", "exclude"):
+            for pattern in getattr(self, setting):
+                check_glob(pattern, f"sources: {self.name!r} {setting}")
+
     def wants(self, rel: str) -> bool:
-        return any(_glob(rel, g) for g in self.include) and not any(_glob(rel, g) for g in self.exclude)
+        """Whether the file at `rel` (relative to the root, '/'-separated) belongs to the source."""
+        return any(glob_match(rel, g) for g in self.include) and not any(
+            glob_match(rel, g) for g in self.exclude
+        )
 
     def files(self) -> Iterator[tuple[str, str]]:
         """(path relative to the root, absolute path) of every wanted regular file, in path order."""
@@ -36,11 +46,6 @@ class Source:
                 if name.startswith(".") or os.path.islink(full) or not self.wants(rel):
                     continue
                 yield rel, full
-
-
-def _glob(rel: str, pattern: str) -> bool:
-    """`**/*.py` matches at any depth, including the top level."""
-    return fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))
 
 
 def sources_from_settings(settings: Mapping[str, Any]) -> dict[str, Source]:
