@@ -1,109 +1,191 @@
-"""Retrieval quality on Cranfield (bench/data/cranfield, BEIR layout): nDCG@10 and
-Recall@100 for lynx's sparse, dense and hybrid modes, with the `bm25s` package's BM25 on the
-same corpus as the reference for sparse. Graded relevance (qrels score 1-4) drives nDCG.
+"""Retrieval quality of lynx-mcp on four judged sets of different character (bench/retrieval_sets.py):
+Cranfield (prose), code-search (docstring -> function, the docstring removed from the indexed
+code), identifiers (queries that name an API) and snippets (code-search over stand-alone
+functions). For each set: nDCG@10 and Recall@100 of the sparse and dense modes and of hybrid
+under each fusion, the `bm25s` package's BM25 on the same texts as the reference for sparse,
+and nDCG@10 of score fusion at every keyword weight from 0 to 1 (the measurement behind
+calibration.KEYWORD_WEIGHT). Then the best similarities of the results of judged and of nonsense
+queries, which deep_search's default min_score is set from (calibration.MIN_SCORE).
 
-Each abstract is written as one file of a docs source, indexed with `index_source` exactly as
-`lynxc index` does, and searched with `retrieval.search` (the code the MCP tools run).
+Each set is indexed with `index_source` exactly as `lynxc index` does; each query's candidate
+pools are fetched once with `ranking.candidate_pools` and ranked with `fusion.fuse`, the two
+steps of `ranking.search` (the code the MCP tools run), with the tools' pool size.
 
-    python bench/retrieval_quality.py [--embedder minilm|static]
+    python bench/retrieval_quality.py [--embedder minilm|static] [--sets cranfield,code-search,...]
+                                      [--keep FOLDER]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-from records_common import cranfield, ndcg_at_10  # bench/ is the script's folder, first on sys.path
+from records_common import ndcg_at_10  # bench/ is the script's folder, first on sys.path
+from retrieval_sets import SETS, JudgedSet, doc_key, nonsense_queries
 
+from lynxc.runtime.backends.lynx.calibration import keyword_weight, min_score
+from lynxc.runtime.backends.lynx.fusion import DEFAULT_FUSION, FUSIONS, Pools, Ranked, fuse
 from lynxc.runtime.backends.lynx.indexer import index_source
-from lynxc.runtime.backends.lynx.ranking import search
+from lynxc.runtime.backends.lynx.ranking import POOL, candidate_pools
 from lynxc.runtime.backends.lynx.reader import IndexReader
 from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import Store
-from lynxc.runtime.backends.retrieval.embedders import get_embedder
+from lynxc.runtime.backends.retrieval.embedders import Embedder, get_embedder
 
-
-def load() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
-    """Cranfield with each document as one text, title first."""
-    corpus, queries, qrels = cranfield()
-    return {doc: f"{d['title']}\n{d['text']}" for doc, d in corpus.items()}, queries, qrels
+WEIGHTS = [w / 10 for w in range(11)]
 
 
 def recall_at_100(ranked: list[str], relevant: dict[str, int]) -> float:
     return len(set(ranked[:100]) & set(relevant)) / len(relevant)
 
 
-def evaluate(runs: dict[str, dict[str, list[str]]], qrels: dict[str, dict[str, int]]) -> None:
-    print(f"  {'system':<34} {'nDCG@10':>8} {'Recall@100':>11}")
-    for name, ranked in runs.items():
-        judged = [q for q in ranked if q in qrels]
-        ndcg = sum(ndcg_at_10(ranked[q], qrels[q]) for q in judged) / len(judged)
-        recall = sum(recall_at_100(ranked[q], qrels[q]) for q in judged) / len(judged)
-        print(f"  {name:<34} {ndcg:8.4f} {recall:11.4f}")
+def index(judged: JudgedSet, folder: Path, embedder: Embedder) -> tuple[str, int, float]:
+    """The set's files written under folder and indexed (reused when the folder holds them)."""
+    root, directory = folder / judged.name / "files", folder / judged.name / f"index-{embedder.name}"
+    if not root.exists():
+        for rel, text in judged.files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+    start = time.perf_counter()
+    store = Store(str(directory))
+    index_source(Source(judged.name, str(root), judged.kind), store, embedder)
+    return str(directory), store.table(judged.name).count_rows(), time.perf_counter() - start
+
+
+async def all_pools(
+    directory: str, name: str, queries: dict[str, str], embedder: Embedder
+) -> dict[str, Pools]:
+    reader = IndexReader(directory)
+    vectors = dict(zip(queries, embedder.embed(list(queries.values())), strict=True))
+    return {
+        q: await candidate_pools(reader, [name], text, vectors[q], "hybrid", None, POOL)
+        for q, text in queries.items()
+    }
+
+
+def ranked_docs(name: str, ranked: list[Ranked]) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in ranked:
+        seen.setdefault(doc_key(name, item.candidate.row["path"], item.candidate.row["symbol"]), None)
+    return list(seen)
+
+
+def bm25s_runs(judged: JudgedSet) -> dict[str, list[str]]:
+    """The reference BM25 over the same documents (a file, or a definition's chunks joined)."""
+    import bm25s
+
+    from lynxc.runtime.backends.lynx.chunking import chunk_file
+
+    docs: dict[str, str] = {}
+    for rel, text in judged.files.items():
+        for chunk in chunk_file(rel, text, kind="docs" if judged.kind == "docs" else "auto"):
+            key = doc_key(judged.name, rel, chunk.symbol)
+            docs[key] = docs.get(key, "") + f"\n{chunk.symbol}\n{chunk.text}"
+    ids = list(docs)
+    retriever = bm25s.BM25()
+    corpus = bm25s.tokenize([docs[i] for i in ids], stopwords="en", show_progress=False)
+    retriever.index(corpus, show_progress=False)
+    asked = bm25s.tokenize(list(judged.queries.values()), stopwords="en", show_progress=False)
+    results, _ = retriever.retrieve(asked, k=100, show_progress=False)
+    return {q: [ids[i] for i in row] for q, row in zip(judged.queries, results, strict=True)}
+
+
+def mean_ndcg(judged: JudgedSet, ranked: dict[str, list[str]]) -> float:
+    return statistics.mean(ndcg_at_10(ranked[q], judged.qrels[q]) for q in judged.qrels)
+
+
+def quality_table(judged: JudgedSet, runs: dict[str, dict[str, list[str]]], default: str) -> list[str]:
+    lines = [f"  {'system':<34} {'nDCG@10':>8} {'Recall@100':>11}"]
+    for label, ranked in runs.items():
+        recall = statistics.mean(recall_at_100(ranked[q], judged.qrels[q]) for q in judged.qrels)
+        mark = "  (default)" if label == default else ""
+        lines.append(f"  {label:<34} {mean_ndcg(judged, ranked):8.4f} {recall:11.4f}{mark}")
+    return lines
+
+
+def percentiles(values: list[float]) -> str:
+    ordered = sorted(values)
+    picks = [
+        ordered[min(int(p * (len(ordered) - 1)), len(ordered) - 1)] for p in (0.05, 0.25, 0.5, 0.75, 0.95)
+    ]
+    return "  ".join(f"{v:.3f}" for v in picks) + f"   max {ordered[-1]:.3f}"
+
+
+def systems(weight: float, default: str) -> dict[str, Callable[[Pools], list[Ranked]]]:
+    out: dict[str, Callable[[Pools], list[Ranked]]] = {
+        "sparse": lambda p: fuse(p, "sparse", DEFAULT_FUSION),
+        "dense": lambda p: fuse(p, "dense", DEFAULT_FUSION),
+    }
+    for fusion in FUSIONS:
+        label = default if fusion == DEFAULT_FUSION else f"hybrid, {fusion}"
+        out[label] = lambda p, fusion=fusion: fuse(p, "hybrid", fusion, weight)
+    return out
+
+
+def best_similarities(found: Pools) -> tuple[float, float]:
+    """The best and the 3rd best similarity of the query's results: dense's top, the highest any
+    mode can return, so a threshold above the nonsense queries' holds in every mode."""
+    top = [item.candidate.similarity for item in fuse(found, "dense", DEFAULT_FUSION)[:3]]
+    return (top[0] if top else 0.0), (top[2] if len(top) > 2 else 0.0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "static"))
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--keep", help="write the sets and their indices here, and reuse them")
     args = parser.parse_args()
-    corpus, queries, qrels = load()
     embedder = get_embedder(args.embedder)
-    runs: dict[str, dict[str, list[str]]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder) / "docs"
-        root.mkdir()
-        for doc_id, text in corpus.items():
-            (root / f"{doc_id}.txt").write_text(text)
-        store = Store(str(Path(folder) / "index"))
-        start = time.perf_counter()
-        report = index_source(Source("cranfield", str(root), "docs"), store, embedder)
-        took = time.perf_counter() - start
-        print(
-            f"Cranfield: {len(corpus)} abstracts -> {report.chunks} chunks, {len(queries)} queries "
-            f"({len(qrels)} judged); indexed with {args.embedder} in {took:.1f} s"
-        )
-        vectors = dict(zip(queries, embedder.embed(list(queries.values())), strict=True))
-        for mode in ("sparse", "dense", "hybrid"):
-            runs[f"lynx {mode} ({args.embedder})"] = asyncio.run(run_mode(store, queries, vectors, mode))
-    import bm25s
-
-    ids = list(corpus)
-    retriever = bm25s.BM25()
-    retriever.index(
-        bm25s.tokenize([corpus[i] for i in ids], stopwords="en", show_progress=False), show_progress=False
-    )
-    results, _ = retriever.retrieve(
-        bm25s.tokenize([queries[q] for q in queries], stopwords="en", show_progress=False),
-        k=100,
-        show_progress=False,
-    )
-    runs["bm25s BM25 (reference for sparse)"] = {
-        q: [ids[i] for i in row] for q, row in zip(queries, results, strict=True)
+    weight, threshold = keyword_weight(args.embedder), min_score(args.embedder)
+    default = f"hybrid, {DEFAULT_FUSION} (keyword weight {weight})"
+    nonsense = {f"nonsense-{i}": q for i, q in enumerate(nonsense_queries())}
+    sweep: dict[str, list[float]] = {}
+    best: dict[str, float] = {}
+    tops: dict[str, list[float]] = {
+        "judged, best": [],
+        "judged, 3rd": [],
+        "nonsense, best": [],
+        "nonsense, 3rd": [],
     }
-    evaluate(runs, qrels)
-
-
-async def run_mode(
-    store: Store, queries: dict[str, str], vectors: dict[str, np.ndarray], mode: str
-) -> dict[str, list[str]]:
-    reader = IndexReader(store.directory)
-    return {
-        q: _unique_docs(await search(reader, ["cranfield"], text, vectors[q], mode, 100))
-        for q, text in queries.items()
-    }
-
-
-def _unique_docs(hits) -> list[str]:
-    seen: list[str] = []
-    for hit in hits:
-        doc = hit.path.removesuffix(".txt")
-        if doc not in seen:
-            seen.append(doc)
-    return seen
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.keep or scratch)
+        for name in args.sets.split(","):
+            judged = SETS[name]()
+            directory, chunks, took = index(judged, folder, embedder)
+            pools = asyncio.run(all_pools(directory, name, {**judged.queries, **nonsense}, embedder))
+            runs = {
+                label: {q: ranked_docs(name, rank(pools[q])) for q in judged.qrels}
+                for label, rank in systems(weight, default).items()
+            }
+            runs["bm25s BM25 (reference for sparse)"] = bm25s_runs(judged)
+            print(f"\n{judged.describe}\n  indexed with {args.embedder}: {chunks} chunks ({took:.0f} s)")
+            print("\n".join(quality_table(judged, runs, default)))
+            best[name] = max(mean_ndcg(judged, runs[mode]) for mode in ("sparse", "dense"))
+            sweep[name] = [
+                mean_ndcg(
+                    judged, {q: ranked_docs(name, fuse(pools[q], "hybrid", "score", w)) for q in judged.qrels}
+                )
+                for w in WEIGHTS
+            ]
+            for q, found in pools.items():
+                kind = "nonsense" if q in nonsense else "judged"
+                first, third = best_similarities(found)
+                tops[f"{kind}, best"].append(first)
+                tops[f"{kind}, 3rd"].append(third)
+    print(f"\nScore fusion by keyword weight ({args.embedder}): nDCG@10; margin over the better mode")
+    print("  weight  " + "".join(f"{name:>13}" for name in sweep) + "   worst margin")
+    for i, w in enumerate(WEIGHTS):
+        margin = min(sweep[name][i] - best[name] for name in sweep)
+        print(f"  {w:6.1f}  " + "".join(f"{sweep[name][i]:13.4f}" for name in sweep) + f"   {margin:+.4f}")
+    print(f"\nBest similarities of each query's results ({args.embedder}; percentiles 5 25 50 75 95, max):")
+    for label, values in tops.items():
+        passing = sum(v >= threshold for v in values) / len(values)
+        print(f"  {label:<15} {percentiles(values)}   at or above min_score {threshold}: {passing:.1%}")
 
 
 if __name__ == "__main__":

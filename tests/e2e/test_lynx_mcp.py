@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -163,3 +164,70 @@ async def test_several_servers_serve_one_index_while_lynxc_index_writes(tmp_path
     with writer_lock(settings["index_dir"]):  # as if another run were writing
         busy = subprocess.run(command, capture_output=True, text=True)
     assert busy.returncode == 1 and "another `lynxc index` is writing" in busy.stderr
+
+
+@pytest.fixture(scope="module")
+def stdlib_index(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Real code larger than the candidate pool: the standard library's `email` and `json`
+    packages, indexed by `lynxc index` with the fast static embedder."""
+    import email
+    import json
+
+    base = tmp_path_factory.mktemp("stdlib")
+    settings = {
+        "sources": [
+            {"name": "email", "root": os.path.dirname(email.__file__), "include": ["**/*.py"]},
+            {"name": "json", "root": os.path.dirname(json.__file__), "include": ["**/*.py"]},
+        ],
+        "index_dir": str(base / "index"),
+        "embedder": "static",
+    }
+    command = [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(settings)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return settings
+
+
+QUERIES = ["parse an email address", "encode a header with a charset", "decode json text", "quote a string"]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "sparse", "dense"])
+@pytest.mark.parametrize("fusion", ["rrf", None])
+async def test_the_top_does_not_depend_on_top_k_and_scores_descend(
+    stdlib_index: dict, mode: str, fusion: str | None
+) -> None:
+    settings = {**stdlib_index, "mode": mode, **({"fusion": fusion} if fusion else {})}
+    seen: set[str] = set()
+    async with stdio_client("lynx-mcp", settings) as client:
+        for query in QUERIES:
+            small = (await call(client, "search", query=query, top_k=5))["results"]
+            ten = (await call(client, "search", query=query))["results"]
+            large = (await call(client, "search", query=query, top_k=100))["results"]
+            assert len(small) == 5 and len(ten) == 10 and len(large) == 100
+            assert large[:10] == ten and ten[:5] == small
+            scores = [hit["score"] for hit in large]
+            assert scores == sorted(scores, reverse=True) and scores[-1] >= 0 and scores[0] <= 1
+            assert all(0 <= hit["similarity"] <= 1 for hit in large)
+            if mode == "dense":
+                assert all(hit["score"] == hit["similarity"] for hit in large)
+            seen |= {hit["source"] for hit in large}
+    assert seen == {"email", "json"}  # both sources fused
+
+
+async def test_deep_search_thresholds_similarity_in_every_mode(stdlib_index: dict) -> None:
+    async with stdio_client("lynx-mcp", stdlib_index) as client:
+        for mode in ("hybrid", "sparse", "dense"):
+            result = await call(
+                client,
+                "deep_search",
+                queries=["parse an email address", "split an address header"],
+                source="email",
+                mode=mode,
+                min_score=0.5,
+                min_results=2,
+                return_all_variants=True,
+            )
+            strong = [hit for hit in result["results"] if hit["similarity"] >= 0.5]
+            chosen = result["variants"][result["winning_variant"]]
+            assert chosen["strong"] == len(strong) and chosen["passed"] == (len(strong) >= 2)
+            assert chosen["top_similarity"] == max(hit["similarity"] for hit in result["results"])

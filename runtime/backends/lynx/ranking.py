@@ -1,13 +1,17 @@
-"""Search one or more sources: sparse (BM25 full-text), dense (cosine), or hybrid (reciprocal
-rank fusion, k=60, of every source's sparse and dense rankings).
+"""Search one or more sources: sparse (BM25 full-text), dense (cosine), or hybrid (both rankings
+of every source, fused; see fusion.py).
 
-Filters (`file_glob`, `extensions`, `path_contains`) become a SQL condition applied inside each
-query, before ranking, so they never empty a page that has matches further down.
+Every ranking fetches a fixed pool of POOL candidates, whatever `top_k` asks, so the first k
+results are the same for any top_k: a pool that grew with top_k let a larger request reorder
+the top. Filters are a SQL condition applied inside each query, before ranking (filters.py).
 
-Scores are calibrated the same way in every mode: a hit's score is the cosine similarity of
-the query and the chunk under the index's embedder, clipped to [0, 1]. A threshold on it means
-the same for a sparse hit, a dense hit or a fused multi-source hit, unlike raw BM25 or RRF
-values, which have no fixed scale."""
+Each hit carries two numbers:
+- `score`, the number the results are ordered by (descending): the fused score in hybrid, the
+  cosine in dense, BM25 relative to the query's best match in sparse. It ranks; it does not
+  grade across queries.
+- `similarity`, the cosine similarity of the query and the chunk under the index's embedder,
+  clipped to [0, 1], computed the same way whichever mode found the chunk: a threshold on it
+  (deep_search's min_score) means the same in every mode and source."""
 
 from __future__ import annotations
 
@@ -19,9 +23,12 @@ from typing import Any
 import numpy as np
 
 from .filters import Filters
+from .fusion import DEFAULT_FUSION, DEFAULT_KEYWORD_WEIGHT, Candidate, Pools, fuse
 from .reader import IndexReader
 
-RRF_K = 60
+# Candidates per ranking: at least the largest top_k (the tools' max_top_k cap), and deep
+# enough for fusion to lift a hit one ranking places far down.
+POOL = 100
 ANN_EF = 200
 ANN_REFINE = 5
 NO_FILTERS = Filters()
@@ -39,6 +46,7 @@ class Hit:
     language: str
     text: str
     score: float
+    similarity: float
 
 
 async def search(
@@ -49,42 +57,69 @@ async def search(
     mode: str,
     top_k: int,
     filters: Filters = NO_FILTERS,
+    fusion: str = DEFAULT_FUSION,
+    pool: int = POOL,
+    keyword_weight: float = DEFAULT_KEYWORD_WEIGHT,
 ) -> list[Hit]:
-    """The top hits for `query` (and its embedding `vector`); every source's queries run at once."""
+    """The top hits for `query` (and its embedding `vector`); every source's queries run at once.
+    `pool` is raised to top_k if it is smaller, so a page is never cut short by it."""
+    depth = max(pool, top_k)
+    pools = await candidate_pools(reader, sources, query, vector, mode, filters.where(), depth)
+    ranked = fuse(pools, mode, fusion, keyword_weight)
+    return [_hit(item.source, item.candidate, item.score) for item in ranked[:top_k]]
+
+
+async def candidate_pools(
+    reader: IndexReader,
+    sources: Sequence[str],
+    query: str,
+    vector: np.ndarray,
+    mode: str,
+    where: str | None,
+    depth: int,
+) -> Pools:
+    """Each source's sparse and dense candidates (the `depth` best of each; [] for a mode that
+    does not run), every query at once: what fusion.fuse ranks."""
     tables = await reader.tables(sources)
-    where = filters.where()
-    depth = max(top_k * 3, 30)
-    queries, names = [], []
-    for source, table in tables.items():
-        if mode in ("sparse", "hybrid"):
-            queries.append(sparse_ranking(table, query, where, depth))
-            names.append(source)
-        if mode in ("dense", "hybrid"):
-            queries.append(dense_ranking(table, vector, where, depth))
-            names.append(source)
-    rankings = await asyncio.gather(*queries)
-    fused: dict[tuple[str, str], tuple[float, dict[str, Any], str]] = {}
-    for ranking, source in zip(rankings, names, strict=True):
-        for rank, row in enumerate(ranking):
-            key = (source, row["id"])
-            previous = fused.get(key, (0.0, row, source))[0]
-            fused[key] = (previous + 1.0 / (RRF_K + rank + 1), row, source)
-    ordered = sorted(
-        fused.values(), key=lambda item: (-item[0], item[2], item[1]["path"], item[1]["start_line"])
-    )
-    return [_hit(row, source, vector) for _, row, source in ordered[:top_k]]
+    queries = []
+    for table in tables.values():
+        queries.append(sparse_ranking(table, query, where, depth) if mode != "dense" else _none())
+        queries.append(dense_ranking(table, vector, where, depth) if mode != "sparse" else _none())
+    found = await asyncio.gather(*queries)
+    return {
+        source: (
+            [_candidate(row, float(row["_score"]), vector) for row in found[2 * i]],
+            [_candidate(row, 1.0 - float(row["_distance"]), vector) for row in found[2 * i + 1]],
+        )
+        for i, source in enumerate(tables)
+    }
+
+
+async def _none() -> list[dict[str, Any]]:
+    return []
+
+
+def _match(query: str) -> Any:
+    from lancedb.query import FullTextOperator, MatchQuery
+
+    # A MatchQuery takes the words as they are: no query syntax (quotes, AND, parentheses, `:`)
+    # for an identifier like `Client.send` or `a:b` to trip on. Any term matches; BM25 ranks
+    # chunks holding more of them, and rarer ones, higher.
+    return MatchQuery(query, "search_text", operator=FullTextOperator.OR)
 
 
 async def sparse_ranking(table: Any, query: str, where: str | None, limit: int) -> list[dict[str, Any]]:
-    builder = table.query().nearest_to_text(query)
+    builder = table.query().nearest_to_text(_match(query))
     if where:
         builder = builder.where(where)  # a pre-filter: async queries filter before ranking
     try:
-        return await builder.select([*COLUMNS, "_score"]).limit(limit).to_list()
+        rows = await builder.select([*COLUMNS, "_score"]).limit(limit).to_list()
     except ValueError as err:
         if "INVERTED index" in str(err):
             return []  # a first `lynxc index` run stopped before building it; the next run does
         raise
+    rows.sort(key=lambda row: (-row["_score"], row["id"]))  # ties in a stable order
+    return rows
 
 
 async def dense_ranking(
@@ -97,12 +132,19 @@ async def dense_ranking(
     builder = table.query().nearest_to(vector).distance_type("cosine").ef(ef).refine_factor(ANN_REFINE)
     if where:
         builder = builder.where(where)
-    return await builder.select([*COLUMNS, "_distance"]).limit(limit).to_list()
+    rows = await builder.select([*COLUMNS, "_distance"]).limit(limit).to_list()
+    rows.sort(key=lambda row: (row["_distance"], row["id"]))
+    return rows
 
 
-def _hit(row: dict[str, Any], source: str, query_vector: np.ndarray) -> Hit:
+def _candidate(row: dict[str, Any], raw: float, query_vector: np.ndarray) -> Candidate:
     chunk = np.asarray(row["vector"], dtype=np.float32)
     cosine = float(chunk @ query_vector / max(float(np.linalg.norm(chunk)), 1e-12))
+    return Candidate(row["id"], raw, min(max(cosine, 0.0), 1.0), row)
+
+
+def _hit(source: str, candidate: Candidate, score: float) -> Hit:
+    row = candidate.row
     return Hit(
         source,
         row["path"],
@@ -112,5 +154,6 @@ def _hit(row: dict[str, Any], source: str, query_vector: np.ndarray) -> Hit:
         row["kind"],
         row["language"],
         row["text"],
-        round(min(max(cosine, 0.0), 1.0), 4),
+        round(score, 4),
+        round(candidate.similarity, 4),
     )

@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from .ranking import Hit
     from .reader import IndexReader
 
-SETTINGS = {"sources", "index_dir", "embedder", "mode", "top_k", "min_score", "min_results"}
+SETTINGS = {
+    "sources",
+    "index_dir",
+    "embedder",
+    "mode",
+    "fusion",
+    "keyword_weight",
+    "top_k",
+    "min_score",
+    "min_results",
+}
 
 
 def _reader(settings: Mapping[str, Any]) -> IndexReader:
@@ -57,7 +67,8 @@ def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list
 def _filters(params: Any) -> Filters:
     from .filters import Filters
 
-    return Filters(params.file_glob, tuple(params.extensions or ()), params.path_contains)
+    # An empty glob or path fragment means no filter, as it did before globs were checked.
+    return Filters(params.file_glob or None, tuple(params.extensions or ()), params.path_contains or None)
 
 
 def _hit_json(hit: Hit, outline: bool = False) -> dict[str, Any]:
@@ -70,6 +81,7 @@ def _hit_json(hit: Hit, outline: bool = False) -> dict[str, Any]:
         "symbol": hit.symbol,
         "kind": hit.kind,
         "score": hit.score,
+        "similarity": hit.similarity,
         "text": text,
     }
 
@@ -79,7 +91,7 @@ def _render_hits(hits: list[dict[str, Any]]) -> list[str]:
     for h in hits:
         lines.append(
             f"{h['source']}:{h['path']}:{h['start_line']}-{h['end_line']}  {h['symbol']}"
-            f"  (score {h['score']:.2f})"
+            f"  (score {h['score']:.2f}, similarity {h['similarity']:.2f})"
         )
         lines += ["    " + line for line in h["text"].splitlines()[:12]]
     return lines
@@ -162,10 +174,36 @@ async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
     names = _chosen(ctx.settings, params.source)
     mode = ctx.settings.get("mode", "hybrid")
-    reader = _reader(ctx.settings)
+    filters, reader = _filters(params), _reader(ctx.settings)  # a bad glob fails before embedding
     vector = await _embed(ctx, params.query)
-    hits = await search(reader, names, params.query, vector, mode, _top_k(params, ctx), _filters(params))
+    hits = await search(
+        reader, names, params.query, vector, mode, _top_k(params, ctx), filters, **_ranking(ctx)
+    )
     return {"mode": mode, "sources": names, "results": [_hit_json(h, params.outline) for h in hits]}
+
+
+def _ranking(ctx: ToolContext) -> dict[str, Any]:
+    """The fusion setting, and a candidate pool no smaller than the largest top_k, so the first k
+    results are the same whatever top_k asks."""
+    from .calibration import keyword_weight
+    from .fusion import DEFAULT_FUSION
+    from .ranking import POOL
+
+    settings = ctx.settings
+    weight = settings.get("keyword_weight")
+    return {
+        "fusion": settings.get("fusion") or DEFAULT_FUSION,
+        "pool": max(POOL, ctx.caps["max_top_k"]),
+        "keyword_weight": keyword_weight(settings.get("embedder", "minilm")) if weight is None else weight,
+    }
+
+
+def _min_score(settings: Mapping[str, Any]) -> float:
+    """The min_score setting, else the threshold measured for the embedder."""
+    from .calibration import min_score
+
+    value = settings.get("min_score")
+    return min_score(settings.get("embedder", "minilm")) if value is None else value
 
 
 def _top_k(params: Any, ctx: ToolContext) -> int:
@@ -214,21 +252,22 @@ async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
     settings = ctx.settings
     mode = params.mode or settings.get("mode", "hybrid")
     top_k = _top_k(params, ctx)
-    min_score = settings.get("min_score", 0.35) if params.min_score is None else params.min_score
+    min_score = _min_score(settings) if params.min_score is None else params.min_score
     min_results = settings.get("min_results", 3) if params.min_results is None else params.min_results
-    reader, filters = _reader(settings), _filters(params)
+    filters, reader = _filters(params), _reader(settings)
     variants, best = [], None
     for index, query in enumerate(params.queries):
         await ctx.report_progress(index, len(params.queries), f"phrasing {index + 1}: {query}")
-        hits = await search(reader, names, query, await _embed(ctx, query), mode, top_k, filters)
-        strong = [h for h in hits if h.score >= min_score]
-        top = max((h.score for h in hits), default=0.0)
+        vector = await _embed(ctx, query)
+        hits = await search(reader, names, query, vector, mode, top_k, filters, **_ranking(ctx))
+        strong = [h for h in hits if h.similarity >= min_score]
+        top = max((h.similarity for h in hits), default=0.0)
         variants.append(
             {
                 "query": query,
                 "results": len(hits),
                 "strong": len(strong),
-                "top_score": top,
+                "top_similarity": top,
                 "passed": len(strong) >= min_results,
             }
         )
@@ -244,8 +283,8 @@ async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
         None
         if passed
         else (
-            f"no phrasing reached {min_results} results scoring {min_score} or more; these are the strongest "
-            f"(variant {best[0] + 1}, top score {best[2]:.2f})"
+            f"no phrasing reached {min_results} results of similarity {min_score} or more; these are the "
+            f"strongest (variant {best[0] + 1}, top similarity {best[2]:.2f})"
         )
     )
     result: dict[str, Any] = {

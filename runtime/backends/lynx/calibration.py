@@ -1,0 +1,31 @@
+"""Per-embedder constants measured on lynx-mcp's judged sets (bench/retrieval_quality.py): four
+sets of different character (Cranfield prose; code-search, docstring -> function with the
+docstring removed from the index; identifiers, queries that name an API; snippets, code-search
+over stand-alone functions) and 60 nonsense queries. An embedder not measured here gets the
+minilm values.
+
+KEYWORD_WEIGHT, the sparse ranking's share in score fusion (fusion.py), is the weight whose worst
+margin over the better single mode, across the four sets, is largest. With minilm every weight
+from 0.1 to 0.7 beats both single modes on every set (nDCG@10); 0.5 is the plateau's middle and
+its best worst case. With static, dense retrieval is too weak on code (nDCG@10 0.045 against
+BM25's 0.427 on code-search) for any mix to beat BM25 alone, so hybrid is BM25 there.
+
+MIN_SCORE, deep_search's default threshold on similarity (the cosine), is the highest best
+similarity any nonsense query reached on any set, plus a margin of 0.03: minilm's nonsense
+queries reached 0.390 at most (judged queries: the 3rd result is at 0.42 or above for 92% of
+them, the best for 98%); static's reached 0.693 (its cosines run high for everything).
+"""
+
+from __future__ import annotations
+
+KEYWORD_WEIGHT = {"minilm": 0.5, "static": 1.0}
+MIN_SCORE = {"minilm": 0.42, "static": 0.72}
+MEASURED_WITH = "minilm"
+
+
+def keyword_weight(embedder: str) -> float:
+    return KEYWORD_WEIGHT.get(embedder, KEYWORD_WEIGHT[MEASURED_WITH])
+
+
+def min_score(embedder: str) -> float:
+    return MIN_SCORE.get(embedder, MIN_SCORE[MEASURED_WITH])

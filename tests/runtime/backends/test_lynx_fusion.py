@@ -1,0 +1,84 @@
+"""Fusion of lynx's sparse and dense candidate pools (pure functions): the order, the reported
+score, and the limits of each fusion."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from lynxc.runtime.backends.lynx.calibration import keyword_weight, min_score
+from lynxc.runtime.backends.lynx.fusion import Candidate, fuse
+
+
+def pool(*items: tuple[str, float, float]) -> list[Candidate]:
+    """Candidates (id, raw score, similarity), best first; the path is the id."""
+    return [Candidate(i, raw, sim, {"path": i, "start_line": 1}) for i, raw, sim in items]
+
+
+def ids(ranked) -> list[str]:
+    return [item.candidate.id for item in ranked]
+
+
+SPARSE = pool(("a", 12.0, 0.30), ("b", 6.0, 0.50), ("c", 5.5, 0.20), ("d", 5.0, 0.10))
+DENSE = pool(("b", 0.50, 0.50), ("e", 0.45, 0.45), ("a", 0.30, 0.30), ("f", 0.29, 0.29))
+
+
+def test_score_fusion_orders_by_the_reported_score_and_the_top_is_1() -> None:
+    ranked = fuse({"s": (SPARSE, DENSE)}, "hybrid", "score", 0.5)
+    scores = [item.score for item in ranked]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0 and scores[-1] >= 0
+    assert set(ids(ranked)) == {"a", "b", "c", "d", "e", "f"}  # every candidate once
+    assert ids(ranked)[:2] == ["b", "a"]  # found by both, high in both
+
+
+def test_the_keyword_weight_moves_the_order_between_the_two_rankings() -> None:
+    sparse_only = ids(fuse({"s": (SPARSE, DENSE)}, "hybrid", "score", 1.0))
+    dense_only = ids(fuse({"s": (SPARSE, DENSE)}, "hybrid", "score", 0.0))
+    assert sparse_only[:4] == ids(fuse({"s": (SPARSE, [])}, "sparse", "score"))
+    assert dense_only[:4] == ["b", "e", "a", "f"]
+
+
+def test_a_candidate_a_ranking_found_stays_above_one_it_did_not() -> None:
+    """Weight 1: the dense side counts for nothing, so a dense-only candidate ties the sparse
+    pool's last at 0 unless being found counts; it must rank after every sparse candidate."""
+    ranked = ids(fuse({"s": (SPARSE, pool(("0-dense-only", 0.9, 0.9)))}, "hybrid", "score", 1.0))
+    assert ranked == ["a", "b", "c", "d", "0-dense-only"]
+
+
+def test_dense_scores_are_similarities_and_sparse_scores_are_relative_to_each_sources_best() -> None:
+    dense = fuse({"x": ([], DENSE)}, "dense", "score")
+    assert all(item.score == item.candidate.similarity for item in dense)
+    sparse = fuse({"x": (SPARSE, []), "y": (pool(("z", 3.0, 0.4)), [])}, "sparse", "score")
+    assert [(item.source, item.score) for item in sparse][:2] == [("x", 1.0), ("y", 1.0)]
+    assert sparse[2].score == pytest.approx(0.5)
+
+
+def test_rrf_keeps_lynx_original_order_with_scores_in_0_1() -> None:
+    ranked = fuse({"s": (SPARSE, DENSE)}, "hybrid", "rrf")
+    assert ids(ranked)[:2] == ["b", "a"]  # 2nd + 1st beats 1st + 3rd at k=60
+    assert 0 < ranked[-1].score <= ranked[0].score <= 1
+    first_in_both = fuse({"s": (pool(("a", 1.0, 0.5)), pool(("a", 0.5, 0.5)))}, "hybrid", "rrf")
+    assert first_in_both[0].score == pytest.approx(1.0)
+
+
+def test_ties_break_the_same_way_on_every_call() -> None:
+    """Equal scores fuse to equal values, ordered by path (rankings arrive sorted by score and
+    id from ranking.py, so rrf's ranks are stable too)."""
+    tied = pool(*[(f"id{i:02}", 1.0, 0.5) for i in range(20)])
+    shuffled = tied[:]
+    random.Random(3).shuffle(shuffled)
+    first = ids(fuse({"s": (tied, tied)}, "hybrid", "score"))
+    assert first == ids(fuse({"s": (shuffled, shuffled[::-1])}, "hybrid", "score")) == sorted(first)
+
+
+def test_empty_pools_and_an_unknown_fusion() -> None:
+    assert fuse({"s": ([], [])}, "hybrid", "score") == []
+    assert ids(fuse({"s": ([], DENSE)}, "hybrid", "score")) == ["b", "e", "a", "f"]
+    with pytest.raises(ValueError, match="unknown fusion 'max'"):
+        fuse({"s": (SPARSE, DENSE)}, "hybrid", "max")
+
+
+def test_measured_constants_and_their_fallback() -> None:
+    assert keyword_weight("minilm") == 0.5 and keyword_weight("static") == 1.0
+    assert min_score("minilm") == 0.42 and min_score("someone-elses") == min_score("minilm")
