@@ -445,7 +445,7 @@ def _context_word(node: ast.AST) -> str:
 
 def nonsense_queries() -> list[str]:
     """Queries no document of any set answers: cooking, sport, geography, travel, word salad and
-    gibberish, worded like real questions. Nothing about air, flow, heat, pressure, flight,
+    gibberish, worded like real questions, and stopword-only queries. Nothing about air, flow, heat, pressure, flight,
     materials (Cranfield) or software (the code sets)."""
     return list(NONSENSE)
 
@@ -517,6 +517,14 @@ NONSENSE = (
     "ooglyboo twizzle fanookle",
     "prindle snorf gazumph wubble",
     "thrimble zazzy crunkle pwop",
+    # stopwords and query-syntax words only: no content word at all (the tools refuse a query
+    # without a letter or digit, so punctuation alone never reaches a search)
+    "AND OR NOT",
+    "what is it",
+    "how do I do this",
+    "the of and to in",
+    "is there one",
+    "why not",
 )
 
 

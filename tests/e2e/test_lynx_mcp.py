@@ -111,6 +111,9 @@ async def test_deep_search_passes_or_warns_with_progress(settings: dict) -> None
         bad_mode = await client.call_tool("deep_search", {"queries": ["a", "b"], "mode": "dense"})
         too_few = await client.call_tool("deep_search", {"queries": ["only one"]})
         unknown = await client.call_tool("search", {"query": "x", "source": "nope"})
+        no_word = await client.call_tool("search", {"query": " ?! "})
+        bad_extension = await client.call_tool("search", {"query": "zoom", "extensions": [".py", "*.cs"]})
+        bad_glob = await client.call_tool("search", {"query": "zoom", "file_glob": "src/[ab"})
         listed = await call(client, "search", query="tcp connection", source=["code", "docs"], top_k=2)
         blank = await client.call_tool("deep_search", {"queries": ["camera", "  "]})
         empty = await client.call_tool("deep_search", {"queries": ["camera", ""]})
@@ -122,8 +125,18 @@ async def test_deep_search_passes_or_warns_with_progress(settings: dict) -> None
     assert bad_mode.is_error and "mode override applies to a single source" in bad_mode.content[0].text
     assert too_few.is_error and "queries: List should have at least 2 items" in too_few.content[0].text
     assert unknown.is_error and "source: unknown 'nope' (sources: code, docs)" in unknown.content[0].text
+    assert no_word.is_error and "query: must hold a word" in no_word.content[0].text
+    assert (
+        bad_extension.is_error
+        and "extensions.1: '*.cs' is not a file extension" in bad_extension.content[0].text
+    )
+    assert (
+        bad_glob.is_error
+        and "file_glob" in bad_glob.content[0].text
+        and "never closed" in bad_glob.content[0].text
+    )
     assert listed["sources"] == ["code", "docs"] and len(listed["results"]) == 2
-    assert blank.is_error and "every phrasing must hold some text" in blank.content[0].text
+    assert blank.is_error and "queries.1: must hold a word (a letter or digit)" in blank.content[0].text
     assert empty.is_error and "queries.1: String should have at least 1 character" in empty.content[0].text
 
 
@@ -196,7 +209,9 @@ QUERIES = ["parse an email address", "encode a header with a charset", "decode j
 async def test_the_top_does_not_depend_on_top_k_and_scores_descend(
     stdlib_index: dict, mode: str, fusion: str | None
 ) -> None:
-    settings = {**stdlib_index, "mode": mode, **({"fusion": fusion} if fusion else {})}
+    # keyword_weight 0.5 mixes both rankings (static's own measured weight, 1.0, is BM25 alone)
+    chosen = {"fusion": fusion} if fusion else {"keyword_weight": 0.5}
+    settings = {**stdlib_index, "mode": mode, **chosen}
     seen: set[str] = set()
     async with stdio_client("lynx-mcp", settings) as client:
         for query in QUERIES:

@@ -1,8 +1,9 @@
 """Fusion: each source's sparse and dense candidate pools -> one ranked list, with the score
 that orders it. Pure functions over the pools; ranking.py fetches them.
 
-- `score` (the default): each ranking's scores (BM25, cosine) standardized over its pool
-  (z-scores shifted so the pool's last candidate, and a candidate the ranking lacks, score 0),
+- `score` (the default): each ranking's scores (BM25, cosine) standardized over its pool,
+  every source's together (z-scores shifted so the pool's last candidate, and a candidate the
+  ranking lacks, score 0),
   then a convex combination: keyword_weight * sparse + (1 - keyword_weight) * dense. Unlike
   ranks, standardized scores keep how far a hit stands out, so a ranking that is sure of its top
   outvotes one that is not. The reported score is the fused value over the answer's best, so the
@@ -16,6 +17,7 @@ The keyword weight is measured per embedder (calibration.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,12 +32,17 @@ FOUND = 1e-6  # see _standardized
 @dataclass(frozen=True)
 class Candidate:
     """One chunk of one ranking: its id, the ranking's raw score (BM25, or cosine for dense),
-    its cosine similarity to the query in [0, 1], and the row it came from."""
+    its cosine to the query, and the row it came from."""
 
     id: str
     raw: float
-    similarity: float
+    cosine: float
     row: Mapping[str, Any]
+
+    @property
+    def similarity(self) -> float:
+        """The cosine clipped to [0, 1]: the calibrated number a threshold is set on."""
+        return min(max(self.cosine, 0.0), 1.0)
 
 
 @dataclass(frozen=True)
@@ -52,22 +59,29 @@ Pools = Mapping[str, tuple[Sequence[Candidate], Sequence[Candidate]]]
 def fuse(
     pools: Pools, mode: str, fusion: str, keyword_weight: float = DEFAULT_KEYWORD_WEIGHT
 ) -> list[Ranked]:
-    """Every candidate once, best first; ties by source, path and line, so the order is the
-    same on every call."""
+    """Every candidate once, best first; equal scores by cosine, then source, path and line, so
+    the order is the same on every call.
+
+    Scores are put on one scale over every source's pool together, never per source: per source,
+    each source's best would score about 1 however weak, and a weak source would crowd out
+    the good hits of the others."""
     if fusion not in FUSIONS:
         raise ValueError(f"unknown fusion {fusion!r} (known: {', '.join(FUSIONS)})")
-    scored: dict[tuple[str, str], Ranked] = {}
+    pools = {
+        source: tuple(
+            [c for c in ranking if math.isfinite(c.raw) and math.isfinite(c.cosine)] for ranking in both
+        )
+        for source, both in pools.items()
+    }
     if mode == "dense":
-        for source, (_, dense) in pools.items():
-            for c in dense:
-                scored[(source, c.id)] = Ranked(source, c, c.similarity)
+        scored = {(s, c.id): Ranked(s, c, c.similarity) for s, (_, dense) in pools.items() for c in dense}
     elif mode == "sparse":
-        # BM25 relative to each source's best match: raw BM25 of two tables has no common scale
-        # (each has its own term statistics), so sources interleave by how close to their best.
-        for source, (sparse, _) in pools.items():
-            best = max((c.raw for c in sparse), default=0.0)
-            for c in sparse:
-                scored[(source, c.id)] = Ranked(source, c, c.raw / best if best > 0 else 0.0)
+        best = max((c.raw for _, (sparse, _) in pools.items() for c in sparse), default=0.0)
+        scored = {
+            (s, c.id): Ranked(s, c, c.raw / best if best > 0 else 0.0)
+            for s, (sparse, _) in pools.items()
+            for c in sparse
+        }
     elif fusion == "rrf":
         scored = _rrf(pools)
     else:
@@ -75,9 +89,16 @@ def fuse(
     return sorted(scored.values(), key=_order)
 
 
-def _order(item: Ranked) -> tuple[float, str, str, int, str]:
+def _order(item: Ranked) -> tuple[float, float, str, str, int, str]:
     row = item.candidate.row
-    return (-item.score, item.source, row["path"], int(row["start_line"]), item.candidate.id)
+    return (
+        -item.score,
+        -item.candidate.cosine,  # hits one ranking alone found tie at 0 on a side weighted 1
+        item.source,
+        row["path"],
+        int(row["start_line"]),
+        item.candidate.id,
+    )
 
 
 def _rrf(pools: Pools) -> dict[tuple[str, str], Ranked]:
@@ -96,12 +117,12 @@ def _rrf(pools: Pools) -> dict[tuple[str, str], Ranked]:
 def _by_score(pools: Pools, keyword_weight: float) -> dict[tuple[str, str], Ranked]:
     sums: dict[tuple[str, str], float] = {}
     chosen: dict[tuple[str, str], Candidate] = {}
-    for source, (sparse, dense) in pools.items():
-        for ranking, weight in ((sparse, keyword_weight), (dense, 1.0 - keyword_weight)):
-            for c, value in zip(ranking, _standardized([c.raw for c in ranking]), strict=True):
-                key = (source, c.id)
-                sums[key] = sums.get(key, 0.0) + weight * value
-                chosen.setdefault(key, c)
+    for side, weight in ((0, keyword_weight), (1, 1.0 - keyword_weight)):
+        found = [(source, c) for source, both in pools.items() for c in both[side]]
+        for (source, c), value in zip(found, _standardized([c.raw for _, c in found]), strict=True):
+            key = (source, c.id)
+            sums[key] = sums.get(key, 0.0) + weight * value
+            chosen.setdefault(key, c)
     best = max(sums.values(), default=0.0)
     return {
         key: Ranked(key[0], chosen[key], value / best if best > 0 else 0.0) for key, value in sums.items()

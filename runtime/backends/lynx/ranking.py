@@ -140,7 +140,7 @@ async def dense_ranking(
 def _candidate(row: dict[str, Any], raw: float, query_vector: np.ndarray) -> Candidate:
     chunk = np.asarray(row["vector"], dtype=np.float32)
     cosine = float(chunk @ query_vector / max(float(np.linalg.norm(chunk)), 1e-12))
-    return Candidate(row["id"], raw, min(max(cosine, 0.0), 1.0), row)
+    return Candidate(row["id"], raw, cosine, row)
 
 
 def _hit(source: str, candidate: Candidate, score: float) -> Hit:

@@ -1,5 +1,10 @@
-"""Sources: named folders of code or docs, with include/exclude globs (globs.py has their
-semantics, the same as the `file_glob` search filter's), and the files they hold."""
+"""Sources: named folders of code or docs, with include/exclude globs, and the files they hold.
+
+The globs' syntax is globs.py's, as for the `file_glob` search filter, and they apply as in
+.gitignore: a pattern that matches a folder matches everything in it, so `exclude: ["tests/*"]`
+also drops `tests/unit/test_a.py` and `exclude: ["*.egg-info"]` everything in `pkg.egg-info/`
+(which a config written for fnmatch, where `*` crosses `/`, meant). `file_glob` matches the file's
+own path only: `src/*.py` there never matches `src/pkg/b.py`."""
 
 from __future__ import annotations
 
@@ -31,21 +36,42 @@ class Source:
                 check_glob(pattern, f"sources: {self.name!r} {setting}")
 
     def wants(self, rel: str) -> bool:
-        """Whether the file at `rel` (relative to the root, '/'-separated) belongs to the source."""
-        return any(glob_match(rel, g) for g in self.include) and not any(
-            glob_match(rel, g) for g in self.exclude
-        )
+        """Whether the file at `rel` (relative to the root, '/'-separated) belongs to the source:
+        it or a folder it is in matches an include pattern, and none matches an exclude one."""
+        paths = _with_folders(rel)
+        return _any_match(paths, self.include) and not _any_match(paths, self.exclude)
+
+    def excludes_folder(self, rel: str) -> bool:
+        """Whether everything in the folder `rel` is excluded (so the walk need not enter it)."""
+        return _any_match(_with_folders(rel), self.exclude)
 
     def files(self) -> Iterator[tuple[str, str]]:
         """(path relative to the root, absolute path) of every wanted regular file, in path order."""
         for folder, dirs, names in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if d not in VENDOR_DIRS and not d.startswith("."))
+            here = os.path.relpath(folder, self.root).replace(os.sep, "/")
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if d not in VENDOR_DIRS
+                and not d.startswith(".")
+                and not self.excludes_folder(d if here == "." else f"{here}/{d}")
+            )
             for name in sorted(names):
                 full = os.path.join(folder, name)
                 rel = os.path.relpath(full, self.root).replace(os.sep, "/")
                 if name.startswith(".") or os.path.islink(full) or not self.wants(rel):
                     continue
                 yield rel, full
+
+
+def _with_folders(rel: str) -> list[str]:
+    """The path and every folder above it: `a/b/c.py` -> `a/b/c.py`, `a`, `a/b`."""
+    parts = rel.split("/")
+    return [rel, *("/".join(parts[:i]) for i in range(1, len(parts)))]
+
+
+def _any_match(paths: list[str], patterns: tuple[str, ...]) -> bool:
+    return any(glob_match(path, pattern) for pattern in patterns for path in paths)
 
 
 def sources_from_settings(settings: Mapping[str, Any]) -> dict[str, Source]:

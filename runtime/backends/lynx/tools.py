@@ -67,8 +67,21 @@ def _chosen(settings: Mapping[str, Any], source: str | list[str] | None) -> list
 def _filters(params: Any) -> Filters:
     from .filters import Filters
 
+    for i, extension in enumerate(params.extensions or ()):
+        if not extension.strip(". ") or any(c in extension for c in "*?[/\\"):
+            raise ToolError(
+                f"extensions.{i}: {extension!r} is not a file extension (write '.py' or 'py'; "
+                "for patterns use file_glob)"
+            )
     # An empty glob or path fragment means no filter, as it did before globs were checked.
     return Filters(params.file_glob or None, tuple(params.extensions or ()), params.path_contains or None)
+
+
+def _check_query(field: str, query: str) -> None:
+    """A query with no letter or digit has nothing to match: BM25 finds no term in it, and its
+    embedding is noise (with the static model its cosine reaches 0.8 against everything)."""
+    if not any(c.isalnum() for c in query):
+        raise ToolError(f"{field}: must hold a word (a letter or digit) to search for, got {query!r}")
 
 
 def _hit_json(hit: Hit, outline: bool = False) -> dict[str, Any]:
@@ -172,6 +185,7 @@ def render_search(result: dict[str, Any]) -> str:
 async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .ranking import search
 
+    _check_query("query", params.query)
     names = _chosen(ctx.settings, params.source)
     mode = ctx.settings.get("mode", "hybrid")
     filters, reader = _filters(params), _reader(ctx.settings)  # a bad glob fails before embedding
@@ -244,8 +258,8 @@ def render_deep(result: dict[str, Any]) -> str:
 async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .ranking import search
 
-    if any(not query.strip() for query in params.queries):
-        raise ToolError("queries: every phrasing must hold some text")
+    for i, query in enumerate(params.queries):
+        _check_query(f"queries.{i}", query)
     names = _chosen(ctx.settings, params.source)
     if params.mode and len(names) > 1:
         raise ToolError("mode: a mode override applies to a single source; name one source or omit mode")

@@ -46,12 +46,44 @@ def test_a_candidate_a_ranking_found_stays_above_one_it_did_not() -> None:
     assert ranked == ["a", "b", "c", "d", "0-dense-only"]
 
 
-def test_dense_scores_are_similarities_and_sparse_scores_are_relative_to_each_sources_best() -> None:
+def test_dense_scores_are_similarities_and_sparse_scores_are_relative_to_the_best() -> None:
     dense = fuse({"x": ([], DENSE)}, "dense", "score")
     assert all(item.score == item.candidate.similarity for item in dense)
     sparse = fuse({"x": (SPARSE, []), "y": (pool(("z", 3.0, 0.4)), [])}, "sparse", "score")
-    assert [(item.source, item.score) for item in sparse][:2] == [("x", 1.0), ("y", 1.0)]
-    assert sparse[2].score == pytest.approx(0.5)
+    assert [(item.source, item.score) for item in sparse][:2] == [("x", 1.0), ("x", 0.5)]
+    assert sparse[-1].source == "y" and sparse[-1].score == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(
+    ("mode", "weight"), [("hybrid", 0.5), ("hybrid", 0.2), ("sparse", 0.5), ("dense", 0.5)]
+)
+def test_sources_fuse_as_one_source_holding_them_all(mode: str, weight: float) -> None:
+    """A weak source's best must not score like a strong one's: the order of two sources is the
+    order of one source holding both (scores are standardized over every pool together)."""
+    rng = random.Random(7)
+    sides = {
+        source: [
+            sorted(
+                pool(*[(f"{source}{i}", rng.uniform(0, scale), rng.uniform(0, 0.8)) for i in range(30)]),
+                key=lambda c: -c.raw,
+            )
+            for scale in (20.0 if source == "a" else 4.0, 0.8)
+        ]
+        for source in ("a", "b")
+    }
+    two = fuse({s: (sp, de) for s, (sp, de) in sides.items()}, mode, "score", weight)
+    merged = [sorted(sides["a"][k] + sides["b"][k], key=lambda c: -c.raw) for k in (0, 1)]
+    one = fuse({"all": (merged[0], merged[1])}, mode, "score", weight)
+    assert ids(two) == ids(one)
+    assert [i.score for i in two] == pytest.approx([i.score for i in one])
+
+
+def test_equal_scores_go_by_cosine_and_non_finite_scores_are_dropped() -> None:
+    lonely = pool(("p", 0.2, 0.2), ("q", 0.9, 0.9), ("r", float("nan"), 0.5))
+    ranked = fuse({"s": ([], lonely)}, "hybrid", "score", 1.0)  # the dense side counts for 0
+    assert ids(ranked) == ["q", "p"] and all(item.score == 0 for item in ranked)
+    broken = pool(("a", 2.0, 0.3), ("b", float("inf"), 0.3), ("c", 1.0, float("nan")))
+    assert ids(fuse({"s": (broken, [])}, "hybrid", "score")) == ["a"]
 
 
 def test_rrf_keeps_lynx_original_order_with_scores_in_0_1() -> None:

@@ -284,6 +284,20 @@ def test_include_exclude_semantics() -> None:
     }
     assert {path: source.wants(path) for path in wanted} == wanted
     everything = Source("code", "/nowhere", "code")
+    # As in .gitignore, a pattern that matches a folder matches everything in it.
+    ignoring = Source("code", "/nowhere", "code", ("**/*",), ("tests/*", "*.egg-info", "node_modules"))
+    kept = {
+        "tests/test_a.py": False,
+        "tests/unit/test_a.py": False,
+        "src/tests/test_a.py": True,  # `tests/*` is anchored at the root
+        "pkg.egg-info/PKG-INFO": False,
+        "web/node_modules/x.js": False,
+        "web/x.js": True,
+    }
+    assert {path: ignoring.wants(path) for path in kept} == kept
+    assert ignoring.excludes_folder("web/node_modules") and not ignoring.excludes_folder("web")
+    only_src = Source("code", "/nowhere", "code", ("src",))
+    assert only_src.wants("src/pkg/a.py") and not only_src.wants("lib/a.py")
     assert all(everything.wants(p) for p in ("a", "a/b/c.txt", "x.py"))
 
 
