@@ -11,9 +11,12 @@ its best worst case. With static, dense retrieval is too weak on code (nDCG@10 0
 BM25's 0.427 on code-search) for any mix to beat BM25 alone, so hybrid is BM25 there.
 
 MIN_SCORE, deep_search's default threshold on similarity (the cosine), is the highest best
-similarity any nonsense query reached on any set, plus a margin of 0.03: minilm's nonsense
-queries reached 0.390 at most (judged queries: the 3rd result is at 0.42 or above for 92% of
-them, the best for 98%); static's reached 0.693 (its cosines run high for everything).
+similarity any nonsense query worded as a question or a word salad reached on any set, plus a
+margin of 0.03: minilm's reached 0.390 at most (judged queries: the 3rd result is at 0.42 or
+above for 92% of them, the best for 98%), and stopword-only queries ("AND OR NOT", "what is
+it") stay as low; static's reached 0.693, and its stopword-only queries reach 0.895, which no
+useful threshold can stop: with static, similarity is a weak guide (its cosines run high for
+everything) and a query without content words passes.
 """
 
 from __future__ import annotations
