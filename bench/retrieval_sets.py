@@ -445,8 +445,8 @@ def _context_word(node: ast.AST) -> str:
 
 def nonsense_queries() -> list[str]:
     """Queries no document of any set answers: cooking, sport, geography, travel, word salad and
-    gibberish, worded like real questions, and stopword-only queries. Nothing about air, flow, heat, pressure, flight,
-    materials (Cranfield) or software (the code sets)."""
+    gibberish, worded like real questions, and stopword-only queries. Nothing about air, flow,
+    heat, pressure, flight, materials (Cranfield) or software (the code sets)."""
     return list(NONSENSE)
 
 
