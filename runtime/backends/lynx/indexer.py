@@ -12,10 +12,13 @@ from lynxc.runtime.backends.retrieval.embedders import Embedder
 from lynxc.runtime.backends.retrieval.identifiers import expand_identifiers
 
 from .chunking import chunk_file
+from .memory import release_free_memory, tune_malloc
 from .sources import MAX_FILE_BYTES, Source, content_hash
 from .store import ANN_MIN_ROWS, Row, Store
 
+# A batch (one commit) is up to BATCH_FILES files, fewer once they hold BATCH_CHUNKS chunks.
 BATCH_FILES = 200
+BATCH_CHUNKS = 1000
 # progress(done, total, stage): stage "files" counts files embedded and written; "indices" is
 # sent once before compaction and the index updates, which take seconds on a large table.
 Progress = Callable[[int, int, str], None]
@@ -37,38 +40,74 @@ def index_source(
     progress: Progress | None = None,
     ann_min_rows: int = ANN_MIN_ROWS,
 ) -> IndexReport:
+    tune_malloc()
     report = IndexReport(source.name)
     known = store.indexed_hashes(source.name)
     wanted = list(source.files())
     report.files = len(wanted)
-    todo: list[tuple[str, bytes]] = []
+    # Only the paths: a file is read once here to hash it and again in its batch, so the bytes
+    # of every changed file (the whole source on a first run) are never held at once.
+    todo: list[tuple[str, str]] = []
     seen = set()
     for rel, full in wanted:
         seen.add(rel)
         if os.path.getsize(full) > MAX_FILE_BYTES:
             continue
-        with open(full, "rb") as handle:
-            data = handle.read()
-        if known.get(rel) != content_hash(data):
-            todo.append((rel, data))
+        data = _read(full)
+        if data is not None and known.get(rel) != content_hash(data):
+            todo.append((rel, full))
     removed = sorted(set(known) - seen)
     if removed:
         store.replace_files(source.name, removed, [], np.zeros((0, embedder.dimension), dtype=np.float32))
         report.removed = len(removed)
-    for start in range(0, len(todo), BATCH_FILES):
-        batch = todo[start : start + BATCH_FILES]
-        rows = [row for rel, data in batch for row in _rows(source, rel, data)]
+    done = 0
+    while done < len(todo):
+        batch, rows, chunkless = _next_batch(source, todo[done : done + BATCH_FILES])
         vectors = embedder.embed([f"{row.symbol}\n{row.text}" for row in rows])
-        store.replace_files(source.name, [rel for rel, _ in batch], rows, vectors)
+        release_free_memory()  # the model's buffers, before LanceDB writes
+        store.replace_files(source.name, batch, rows, vectors, chunkless)
+        done += len(batch)
         report.changed += len(batch)
         report.chunks += len(rows)
+        del rows, vectors
+        release_free_memory()
         if progress:
-            progress(start + len(batch), len(todo), "files")
+            progress(done, len(todo), "files")
     # Also when nothing changed: a run killed after its last batch left the indices behind.
     if progress:
         progress(len(todo), len(todo), "indices")
     store.finish(source.name, ann_min_rows)
+    release_free_memory()
     return report
+
+
+def _next_batch(source: Source, todo: list[tuple[str, str]]) -> tuple[list[str], list[Row], dict[str, str]]:
+    """The next files to commit together, read and chunked: up to BATCH_FILES files, fewer once
+    they hold BATCH_CHUNKS chunks (LanceDB's write of a batch takes about 20 KB per chunk; a file's
+    chunks are never split between two). Also {path: hash} of the files without a chunk."""
+    paths: list[str] = []
+    rows: list[Row] = []
+    chunkless: dict[str, str] = {}
+    for rel, full in todo:
+        if len(rows) >= BATCH_CHUNKS:
+            break
+        paths.append(rel)
+        data = _read(full)
+        if data is None:
+            continue  # gone since it was hashed: its old chunks and record go with the batch
+        found = _rows(source, rel, data)
+        if not found:
+            chunkless[rel] = content_hash(data)
+        rows += found
+    return paths, rows, chunkless
+
+
+def _read(full: str) -> bytes | None:
+    try:
+        with open(full, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
 
 
 def _rows(source: Source, rel: str, data: bytes) -> list[Row]:

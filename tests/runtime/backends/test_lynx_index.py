@@ -16,8 +16,9 @@ from lynxc.runtime.backends.lynx.filters import Filters
 from lynxc.runtime.backends.lynx.indexer import index_source
 from lynxc.runtime.backends.lynx.ranking import Hit, search
 from lynxc.runtime.backends.lynx.reader import IndexReader
-from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.lynx.sources import Source, content_hash
+from lynxc.runtime.backends.lynx.store import FILES_PREFIX, IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.lynx.tools import _drift
 from lynxc.runtime.backends.retrieval.embedders import Embedder, get_embedder
 from tests.conftest import ROOT
 
@@ -99,7 +100,8 @@ KILL_SCRIPT = """
 import os, signal, sys
 from lynxc.runtime.backends.lynx import indexer
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.lynx.store import FILES_PREFIX, IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.lynx.tools import _drift
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
 indexer.BATCH_FILES = 10
 def die(done, total, stage):
@@ -122,6 +124,89 @@ def test_kill_9_mid_index_leaves_a_readable_index_and_the_next_run_finishes(tmp_
     assert len(find(store, "handler_3", "dense", 5, embedder)) == 5
     report = index_source(Source("code", str(root), "code"), store, embedder)
     assert report.changed == 30 and store.table("code").count_rows() == 50
+
+
+CHUNKLESS = {
+    "a.py": "def alpha():\n    return 1\n",
+    "empty.py": "",
+    "blank.md": " \n\n\t\n",
+    "pkg/__init__.py": "",
+}
+
+
+def make_chunkless_tree(root: Path) -> Source:
+    make_tree(root, CHUNKLESS)
+    (root / "blob.dat").write_bytes(b"\x00\x01binary\x00")
+    return Source("code", str(root), "code")
+
+
+def settled(source: Source, store: Store, embedder: Embedder) -> None:
+    """A complete run leaves nothing to do: no file indexed again, no drift."""
+    assert index_source(source, store, embedder).changed == 0
+    assert _drift(source, store.indexed_hashes("code")) == {"changed": 0, "added": 0, "removed": 0}
+
+
+def test_files_without_chunks_are_recorded_not_indexed_again(tmp_path: Path) -> None:
+    source = make_chunkless_tree(tmp_path / "code")
+    store, embedder = Store(str(tmp_path / "index")), get_embedder("static")
+    first = index_source(source, store, embedder)
+    assert (first.files, first.changed, first.chunks) == (5, 5, 1)  # one chunk: alpha
+    assert set(store.indexed_hashes("code")) == {*CHUNKLESS, "blob.dat"}
+    settled(source, store, embedder)
+    # A recorded file that gains a chunk, a chunked file that loses its last, a record removed.
+    (tmp_path / "code/empty.py").write_text("def beta():\n    return 2\n")
+    (tmp_path / "code/a.py").write_text("\n")
+    (tmp_path / "code/blob.dat").unlink()
+    report = index_source(source, store, embedder)
+    assert (report.changed, report.removed, report.chunks) == (2, 1, 1)
+    settled(source, store, embedder)
+    assert {h.path for h in find(store, "alpha beta", "hybrid", 10, embedder)} == {"empty.py"}
+    assert store.table("code").count_rows() == 1  # the records stay out of the searched table
+
+
+def test_an_index_without_records_indexes_its_chunkless_files_once_more(tmp_path: Path) -> None:
+    source = make_chunkless_tree(tmp_path / "code")
+    store, embedder = Store(str(tmp_path / "index")), get_embedder("static")
+    index_source(source, store, embedder)
+    store.db.drop_table(FILES_PREFIX + "code")  # as an index written before the records
+    assert _drift(source, store.indexed_hashes("code"))["added"] == 4
+    assert index_source(source, store, embedder).changed == 4
+    settled(source, store, embedder)
+
+
+KILL_BETWEEN_COMMITS = """
+import os, signal, sys
+from lynxc.runtime.backends.lynx.indexer import index_source
+from lynxc.runtime.backends.lynx.sources import Source
+from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.retrieval.embedders import get_embedder
+Store._record = lambda *args: os.kill(os.getpid(), signal.SIGKILL)  # after the chunks' commit
+index_source(Source("code", sys.argv[1], "code"), Store(sys.argv[2]), get_embedder("static"))
+"""
+
+
+def test_kill_9_between_the_chunks_and_the_records_is_repaired_by_the_next_run(tmp_path: Path) -> None:
+    source = make_chunkless_tree(tmp_path / "code")
+    index_dir = tmp_path / "index"
+    store, embedder = Store(str(index_dir)), get_embedder("static")
+    index_source(source, store, embedder)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    kill = [sys.executable, "-c", KILL_BETWEEN_COMMITS, source.root, str(index_dir)]
+    # A chunked file emptied and a recorded file given a chunk, in one batch: killed with the
+    # chunks committed and the records not, a.py is in neither table, empty.py in both.
+    (tmp_path / "code/a.py").write_text("")
+    (tmp_path / "code/empty.py").write_text("def beta():\n    return 2\n")
+    assert subprocess.run(kill, env=env).returncode == -9
+    hashes = store.indexed_hashes("code")
+    assert "a.py" not in hashes and hashes["empty.py"] == content_hash(b"def beta():\n    return 2\n")
+    assert index_source(source, store, embedder).changed == 1  # a.py, recorded this time
+    settled(source, store, embedder)
+    # A recorded file deleted: killed after the (empty) chunk commit, its record is left.
+    (tmp_path / "code/blank.md").unlink()
+    assert subprocess.run(kill, env=env).returncode == -9
+    assert index_source(source, store, embedder).removed == 1
+    settled(source, store, embedder)
+    assert [h.path for h in find(store, "beta", "hybrid", 10, embedder)] == ["empty.py"]
 
 
 READER_SCRIPT = """
