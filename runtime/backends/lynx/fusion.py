@@ -22,10 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .calibration import KEYWORD_WEIGHT, MEASURED_WITH
+
 FUSIONS = ("score", "rrf")
 DEFAULT_FUSION = "score"
 RRF_K = 60
-DEFAULT_KEYWORD_WEIGHT = 0.5
+DEFAULT_KEYWORD_WEIGHT = KEYWORD_WEIGHT[MEASURED_WITH]  # the default embedder's
 FOUND = 1e-6  # see _standardized
 
 
