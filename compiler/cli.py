@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +119,16 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("server")
     index.add_argument("--source", help="index only this source")
     index.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
+    index.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this process; ray: chunk and embed in Ray workers, commit their fragments together",
+    )
+    index.add_argument(
+        "--address",
+        help="the Ray cluster to join (as `ray start` prints it; default: RAY_ADDRESS, else a local Ray)",
+    )
     index.set_defaults(run=_index)
 
     load = verbs.add_parser(
@@ -260,8 +270,9 @@ def _index(args: argparse.Namespace) -> int:
     if "sources" not in settings or "index_dir" not in settings:
         print(f"lynxc index: {definition.name} has no sources to index", file=sys.stderr)
         return EXIT_USAGE
+    from lynxc.runtime.backends.lynx.lease import LEASE_SECONDS, IndexBusy, LeaseLost, writer_lock
+    from lynxc.runtime.backends.lynx.location import location_from_settings
     from lynxc.runtime.backends.lynx.sources import sources_from_settings
-    from lynxc.runtime.backends.lynx.store import IndexBusy, writer_lock
 
     try:
         sources = sources_from_settings(settings)
@@ -274,39 +285,85 @@ def _index(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    location = location_from_settings(settings)
     try:
-        with writer_lock(settings["index_dir"]):
-            _index_sources(sources, args.source, settings)
-    except IndexBusy as err:
-        print(f"lynxc index: {err}", file=sys.stderr)
+        with writer_lock(location, settings.get("index_lease_seconds", LEASE_SECONDS)) as lease:
+            if lease is not None and lease.took_over:
+                held = lease.took_over
+                print(
+                    f"lynxc index: took over the expired writer lease of pid {held.get('pid', '?')} "
+                    f"on host {held.get('host', '?')}",
+                    file=sys.stderr,
+                )
+            _index_sources(sources, args, settings, lease.check if lease else None)
+    except (IndexBusy, LeaseLost) as err:
+        print(f"\nlynxc index: {location.redact(str(err))}", file=sys.stderr)
+        return EXIT_FAILED
+    except _IndexUnavailable as err:
+        print(f"\nlynxc index: {location.redact(str(err))}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
-def _index_sources(sources: Mapping[str, Source], only: str | None, settings: Mapping[str, Any]) -> None:
+class _IndexUnavailable(Exception):
+    """The index or the Ray cluster cannot be reached: said in one line, not a traceback."""
+
+
+def _index_sources(
+    sources: Mapping[str, Source],
+    args: argparse.Namespace,
+    settings: Mapping[str, Any],
+    guard: Callable[[], None] | None,
+) -> None:
     from lynxc.runtime.backends.lynx.indexer import index_source
+    from lynxc.runtime.backends.lynx.location import location_from_settings
     from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, Store
     from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
-    store = Store(settings["index_dir"])
+    only = args.source
+    try:
+        store = Store(location_from_settings(settings))
+    except Exception as err:  # an object store that refuses or cannot be reached
+        raise _IndexUnavailable(
+            f"cannot open the index {settings['index_dir']!r}: {type(err).__name__}: {err}"
+        ) from None
+    if guard is not None:
+        store.guard = guard
+    if args.engine == "ray":
+        from lynxc.runtime.backends.lynx.distributed import RayUnavailable, index_with_ray
+
+        try:
+            reports = index_with_ray(sources, only, store, settings, args.address, _progress_bar)
+        except RayUnavailable as err:
+            raise _IndexUnavailable(str(err)) from None
+        for report in reports:
+            _print_report(report)
+        return
     embedder = get_embedder(settings.get("embedder", "minilm"))
     for name, source in sources.items():
         if only and name != only:
             continue
+        ann_min_rows = settings.get("ann_min_rows", ANN_MIN_ROWS)
+        _print_report(index_source(source, store, embedder, _progress_bar(name), ann_min_rows))
 
-        def bar(done: int, total: int, stage: str, name: str = name) -> None:
-            filled = int(30 * done / max(total, 1))
-            line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files"
-            if stage == "indices":
-                line += ", updating the search indices"
-            print(f"\r{name}: {line}", end="", file=sys.stderr)
 
-        report = index_source(source, store, embedder, bar, settings.get("ann_min_rows", ANN_MIN_ROWS))
-        print(
-            f"\r{name}: {report.files} files, {report.changed} (re)indexed into {report.chunks} chunks, "
-            f"{report.removed} removed{' ' * 40}",
-            file=sys.stderr,
-        )
+def _progress_bar(name: str) -> Callable[[int, int, str], None]:
+    def bar(done: int, total: int, stage: str) -> None:
+        filled = int(30 * done / max(total, 1))
+        line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files"
+        if stage == "indices":
+            line += ", updating the search indices"
+        print(f"\r{name}: {line}", end="", file=sys.stderr)
+
+    return bar
+
+
+def _print_report(report: Any) -> None:
+    print(
+        f"\r{report.source}: {report.files} files, {report.changed} (re)indexed into {report.chunks} chunks, "
+        f"{report.removed} removed{' ' * 40}",
+        file=sys.stderr,
+    )
 
 
 def _load(args: argparse.Namespace) -> int:

@@ -4,7 +4,9 @@ The format names follow Pydantic's, so a schema exported from a Pydantic model r
 
 - `directory-path`: an existing folder the server can read (a root, a workspace, a source);
 - `file-path`: an existing regular file the server can read;
-- `path`: any path, which need not exist yet (an index folder that `lynxc index` creates).
+- `path`: any path, which need not exist yet (an index folder that `lynxc index` creates);
+- `path-or-uri`: as `path`, or a URI (`s3://bucket/prefix`), which is kept as written: an index
+  that may live on an object store.
 
 The node may sit anywhere in the setting: the setting itself, its array items, its object's
 properties or additional properties (`roots: [..]`, `workspaces: {name: folder}`,
@@ -17,10 +19,12 @@ ever see absolute, normalised paths, whatever their own working directory become
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
-PATH_FORMATS = ("directory-path", "file-path", "path")
+PATH_FORMATS = ("directory-path", "file-path", "path", "path-or-uri")
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def resolve_paths(
@@ -78,6 +82,8 @@ def _path_format(node: Mapping[str, Any]) -> str | None:
 
 
 def _check(raw: str, fmt: str, where: _Where) -> str:
+    if fmt == "path-or-uri" and _URI.match(raw):
+        return raw
     expanded = os.path.expanduser(raw)
     path = os.path.normpath(os.path.join(where.base, expanded))
     shown = repr(raw) if where.label == where.setting else f"{where.label} = {raw!r}"
@@ -92,7 +98,7 @@ def _check(raw: str, fmt: str, where: _Where) -> str:
 
 
 def _problem(path: str, fmt: str) -> str | None:
-    if fmt == "path":
+    if fmt in ("path", "path-or-uri"):
         return None
     want_folder = fmt == "directory-path"
     if not os.path.exists(path):

@@ -28,6 +28,7 @@ _PATH_KINDS = {
     "directory-path": "absolute folder path",
     "file-path": "absolute file path",
     "path": "absolute path",
+    "path-or-uri": "absolute path or URI",
 }
 
 

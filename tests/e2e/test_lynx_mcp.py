@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lynxc.runtime.backends.lynx.store import writer_lock
+from lynxc.runtime.backends.lynx.lease import writer_lock
 from tests.conftest import LYNXC, ROOT, settings_args, stdio_client
 
 pytestmark = pytest.mark.anyio

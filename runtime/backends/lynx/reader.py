@@ -14,12 +14,13 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from .location import IndexLocation
 from .store import TABLE_PREFIX
 
 
 class IndexReader:
-    def __init__(self, directory: str):
-        self.directory = directory
+    def __init__(self, location: IndexLocation | str):
+        self.location = IndexLocation.of(location)
         self._db: Any = None
         self._tables: dict[str, Any] = {}
 
@@ -28,7 +29,9 @@ class IndexReader:
         import lancedb
 
         if self._db is None:
-            self._db = await lancedb.connect_async(self.directory)
+            self._db = await lancedb.connect_async(
+                self.location.uri, storage_options=self.location.storage_options()
+            )
         missing = [s for s in sources if s not in self._tables]
         if missing:  # a source indexed after the server started is picked up here
             existing = set((await self._db.list_tables()).tables)
@@ -42,14 +45,16 @@ class IndexReader:
 
 # LanceDB's async objects hand out futures of the event loop that awaits them, so a reader is
 # kept per loop (a server has one for its life; tests and benchmarks may run several).
-_READERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, IndexReader]] = (
+_READERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], IndexReader]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def reader_for(directory: str) -> IndexReader:
-    """This event loop's reader of the index in `directory`."""
+def reader_for(location: IndexLocation | str) -> IndexReader:
+    """This event loop's reader of the index at `location`."""
+    location = IndexLocation.of(location)
     readers = _READERS.setdefault(asyncio.get_running_loop(), {})
-    if directory not in readers:
-        readers[directory] = IndexReader(directory)
-    return readers[directory]
+    key = (location.uri, tuple(sorted(location.options.items())))
+    if key not in readers:
+        readers[key] = IndexReader(location)
+    return readers[key]

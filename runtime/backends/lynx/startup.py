@@ -4,7 +4,7 @@ An index built with one embedder and searched with another fails at the first de
 a raw LanceDB error ("No vector column found ... dimension 384"); checked here, the server
 refuses to start and says which embedder each side means. The index does not record its
 embedder, so the check compares vector widths, which differ between the embedders there are.
-LanceDB (seconds to import) loads only when an index folder exists.
+LanceDB (seconds to import) loads only when an index folder exists or the index is a URI.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from typing import Any
 
 
 def check_settings(settings: Mapping[str, Any]) -> list[str]:
+    from .location import is_uri, location_from_settings
+
     directory = settings.get("index_dir")
-    if not directory or not os.path.exists(directory):
+    remote = bool(directory) and is_uri(directory)
+    if not remote and (not directory or not os.path.exists(directory)):
         return []  # nothing indexed yet: `list_sources` and the searches say so
-    if not os.path.isdir(directory):
+    if not remote and not os.path.isdir(directory):
         kind = "a file, not a folder" if os.path.isfile(directory) else "not a folder"
         return [f"setting 'index_dir': {directory!r} is {kind}"]
     from lynxc.runtime.backends.retrieval.embedders import DIMENSIONS
@@ -28,10 +31,11 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
     embedder = settings.get("embedder", "minilm")
     if embedder not in DIMENSIONS:
         return []  # not one of ours: the first search names the known ones
+    location = location_from_settings(settings)
     try:
-        widths = Store(directory).vector_dimensions()
-    except Exception as err:  # a damaged index must not stop the report of the others
-        return [f"setting 'index_dir': cannot read the index {directory!r}: {err}"]
+        widths = Store(location).vector_dimensions()
+    except Exception as err:  # a damaged or unreachable index must not stop the report of the others
+        return [location.redact(f"setting 'index_dir': cannot read the index {directory!r}: {err}")]
     wanted = DIMENSIONS[embedder]
     return [
         f"setting 'embedder': the index {directory!r} holds {width}-d vectors for source {source!r}"

@@ -22,15 +22,15 @@ files are indexed once more and recorded.
 
 from __future__ import annotations
 
-import fcntl
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
+
+from .location import IndexLocation
 
 TABLE_PREFIX = "source_"
 FILES_PREFIX = "files_"  # the chunkless files' records, one table per source
@@ -98,11 +98,14 @@ def _arrow(rows: list[Row], vectors: np.ndarray) -> Any:
 
 
 class Store:
-    def __init__(self, directory: str):
+    def __init__(self, location: IndexLocation | str):
         import lancedb
 
-        self.directory = directory
-        self.db = lancedb.connect(directory)
+        self.location = IndexLocation.of(location)
+        self.directory = self.location.uri
+        self.db = lancedb.connect(self.location.uri, storage_options=self.location.storage_options())
+        # Called before every commit: a writer that lost its lease (lease.py) stops there.
+        self.guard: Callable[[], None] = lambda: None
 
     def table(self, source: str, dimension: int | None = None) -> Any | None:
         name = TABLE_PREFIX + source
@@ -146,6 +149,7 @@ class Store:
         paths = sorted(set(paths))
         if not paths:
             return
+        self.guard()
         condition = "path IN (" + ", ".join(sql_quote(p) for p in paths) + ")"
         table = self.table(source, vectors.shape[1] if len(rows) else None)
         if table is not None and not rows:
@@ -182,6 +186,7 @@ class Store:
         table = self._records_table(source, create=bool(chunkless))
         if table is None:
             return
+        self.guard()
         if not chunkless:
             if table.count_rows(condition):
                 table.delete(condition)
@@ -203,6 +208,7 @@ class Store:
 
         from .memory import release_free_memory
 
+        self.guard()
         records = self._records_table(source)
         if records is not None:  # a version per batch that found chunkless files
             records.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
@@ -219,23 +225,6 @@ class Store:
             release_free_memory()
         if "vector" not in indexed and table.count_rows() >= ann_min_rows:
             table.create_index("vector", config=HnswSq(distance_type="cosine"))
-
-
-class IndexBusy(Exception):
-    """Another `lynxc index` is writing this index."""
-
-
-@contextmanager
-def writer_lock(directory: str) -> Iterator[None]:
-    """One writer at a time: two runs indexing the same files would both insert them. Readers
-    never take it. The lock dies with its process, so a killed run never leaves it behind."""
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, ".lynxc-index.lock"), "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IndexBusy(f"another `lynxc index` is writing {directory}; wait for it to finish") from None
-        yield
 
 
 def sql_quote(text: str) -> str:

@@ -8,13 +8,15 @@ that use them (through `.reader`, `.retrieval`, `.store` and the shared
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
+from .location import is_uri, location_from_settings
 from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 SETTINGS = {
     "sources",
     "index_dir",
+    "index_storage",
     "embedder",
     "mode",
     "fusion",
@@ -38,10 +41,33 @@ SETTINGS = {
 def _reader(settings: Mapping[str, Any]) -> IndexReader:
     from .reader import reader_for
 
+    if not _index_exists(settings):
+        raise ToolError(
+            f"the index {settings.get('index_dir')!r} does not exist yet: run `lynxc index lynx-mcp` first"
+        )
+    return reader_for(location_from_settings(settings))
+
+
+def _index_exists(settings: Mapping[str, Any]) -> bool:
+    """A local index is a folder; an object-store prefix has no such marker, so a URI counts as
+    existing and a source without a table there answers as not indexed."""
     directory = settings.get("index_dir")
-    if not directory or not os.path.isdir(directory):
-        raise ToolError(f"the index {directory!r} does not exist yet: run `lynxc index lynx-mcp` first")
-    return reader_for(directory)
+    return bool(directory) and (is_uri(directory) or os.path.isdir(directory))
+
+
+@contextmanager
+def _reading(settings: Mapping[str, Any]) -> Iterator[None]:
+    """An index that cannot be read (an unreachable or refused object store, a damaged table)
+    answers with a tool error naming the index, credentials redacted, not a traceback."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except Exception as err:
+        location = location_from_settings(settings)
+        raise ToolError(
+            location.redact(f"the index {location.uri!r} cannot be read: {type(err).__name__}: {err}")
+        ) from None
 
 
 async def _embed(ctx: ToolContext, query: str) -> Any:
@@ -124,17 +150,14 @@ def render_sources(result: dict[str, Any]) -> str:
 
 @backend(params=set(), settings=SETTINGS, render_text=render_sources)
 async def list_sources(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    return await ctx.run_sync(_list_sources, ctx.settings)
+    with _reading(ctx.settings):
+        return await ctx.run_sync(_list_sources, ctx.settings)
 
 
 def _list_sources(settings: Mapping[str, Any]) -> dict[str, Any]:
     from .store import Store
 
-    store = (
-        Store(settings["index_dir"])
-        if settings.get("index_dir") and os.path.isdir(settings["index_dir"])
-        else None
-    )
+    store = Store(location_from_settings(settings)) if _index_exists(settings) else None
     out = []
     for source in sources_from_settings(settings).values():
         indexed = store.indexed_hashes(source.name) if store else {}
@@ -190,9 +213,10 @@ async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
     mode = ctx.settings.get("mode", "hybrid")
     filters, reader = _filters(params), _reader(ctx.settings)  # a bad glob fails before embedding
     vector = await _embed(ctx, params.query)
-    hits = await search(
-        reader, names, params.query, vector, mode, _top_k(params, ctx), filters, **_ranking(ctx)
-    )
+    with _reading(ctx.settings):
+        hits = await search(
+            reader, names, params.query, vector, mode, _top_k(params, ctx), filters, **_ranking(ctx)
+        )
     return {"mode": mode, "sources": names, "results": [_hit_json(h, params.outline) for h in hits]}
 
 
@@ -273,7 +297,8 @@ async def deep_search(params: Any, ctx: ToolContext) -> dict[str, Any]:
     for index, query in enumerate(params.queries):
         await ctx.report_progress(index, len(params.queries), f"phrasing {index + 1}: {query}")
         vector = await _embed(ctx, query)
-        hits = await search(reader, names, query, vector, mode, top_k, filters, **_ranking(ctx))
+        with _reading(settings):
+            hits = await search(reader, names, query, vector, mode, top_k, filters, **_ranking(ctx))
         strong = [h for h in hits if h.similarity >= min_score]
         top = max((h.similarity for h in hits), default=0.0)
         variants.append(

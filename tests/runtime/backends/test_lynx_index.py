@@ -14,10 +14,11 @@ import pytest
 
 from lynxc.runtime.backends.lynx.filters import Filters
 from lynxc.runtime.backends.lynx.indexer import index_source
+from lynxc.runtime.backends.lynx.lease import IndexBusy, writer_lock
 from lynxc.runtime.backends.lynx.ranking import Hit, search
 from lynxc.runtime.backends.lynx.reader import IndexReader
 from lynxc.runtime.backends.lynx.sources import Source, content_hash
-from lynxc.runtime.backends.lynx.store import FILES_PREFIX, IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.lynx.store import FILES_PREFIX, Store
 from lynxc.runtime.backends.lynx.tools import _drift
 from lynxc.runtime.backends.retrieval.embedders import Embedder, get_embedder
 from tests.conftest import ROOT
@@ -100,7 +101,8 @@ KILL_SCRIPT = """
 import os, signal, sys
 from lynxc.runtime.backends.lynx import indexer
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import FILES_PREFIX, IndexBusy, Store, writer_lock
+from lynxc.runtime.backends.lynx.lease import IndexBusy, writer_lock
+from lynxc.runtime.backends.lynx.store import FILES_PREFIX, Store
 from lynxc.runtime.backends.lynx.tools import _drift
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
 indexer.BATCH_FILES = 10

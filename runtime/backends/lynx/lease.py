@@ -1,0 +1,212 @@
+"""One writer per index: two `lynxc index` runs over the same files would both insert them.
+
+A local index is guarded by `flock` on a file in its folder: the lock dies with its process, so a
+killed run never leaves it behind. `flock` does not reach across machines, so an index on an
+object store is guarded by a lease: the object `_lynxc/writer-lease.json` under the index URI,
+written with the store's conditional writes (create only if absent; replace only if its ETag is
+still the one read), which S3, GCS and Azure all honour.
+
+- A writer creates the lease, naming itself and when it expires (`lease_seconds` from now), and
+  renews it every third of that; each renewal is conditional on the ETag of its last write.
+- A second writer finds the lease and stops at once with a message naming the holder and the
+  expiry, unless it has expired: then it replaces it, conditionally, so of several writers
+  taking over an expired lease exactly one succeeds.
+- A crashed writer stops renewing; its lease expires `lease_seconds` after its last renewal.
+- A writer whose renewal failed (another writer took over after a pause longer than the lease)
+  or whose lease has run out unrenewed makes no further commit: `check()` raises `LeaseLost`
+  before every write (Store calls it), so a stale writer stops at its next batch.
+
+Expiry compares the holder's clock with the taker's, so clocks are assumed to agree to well
+under `lease_seconds` (NTP keeps them within milliseconds; the default is 60 s). LanceDB's own
+commit conflict handling stays underneath: a commit never overwrites another, whatever the lease.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from .location import CLIENT_OPTIONS, IndexLocation
+
+LEASE_PATH = "_lynxc/writer-lease.json"
+LEASE_SECONDS = 60
+_ATTEMPTS = 5  # taking an expired lease races other takers; each round trip resolves one
+
+
+class IndexBusy(Exception):
+    """Another `lynxc index` is writing this index."""
+
+
+class LeaseLost(Exception):
+    """This writer's lease ran out or was taken over: it must not commit again."""
+
+
+class Lease:
+    """A held writer lease on an object store, renewed in a background thread."""
+
+    def __init__(self, location: IndexLocation, lease_seconds: float):
+        self.location = location
+        self.lease_seconds = lease_seconds
+        self.holder = {"id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid()}
+        self.store = _object_store(location)
+        self._etag = ""
+        self._expires = 0.0
+        self._lost: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.took_over: dict[str, Any] | None = None  # the expired lease this one replaced
+
+    def acquire(self) -> None:
+        import obstore
+        from obstore.exceptions import AlreadyExistsError, NotFoundError, PreconditionError
+
+        for _ in range(_ATTEMPTS):
+            try:
+                self._write(mode="create")
+                break
+            except AlreadyExistsError:
+                pass
+            try:
+                found = obstore.get(self.store, LEASE_PATH)
+                current = _parse(bytes(found.bytes()), found.meta, self.lease_seconds)
+            except NotFoundError:
+                continue  # released between our create and our read: create again
+            if current["expires"] > time.time():
+                raise IndexBusy(_busy_message(self.location, current)) from None
+            try:
+                self._write(mode={"e_tag": found.meta["e_tag"]})
+                self.took_over = current
+                break
+            except (PreconditionError, NotFoundError):
+                continue  # another writer renewed or took it first: read it again
+        else:
+            raise IndexBusy(
+                f"could not take the writer lease of {self.location.uri}: other writers keep taking it"
+            )
+        self._thread = threading.Thread(target=self._renew, name="lynxc-lease", daemon=True)
+        self._thread.start()
+
+    def check(self) -> None:
+        """Raise LeaseLost unless this writer still holds a live lease."""
+        if self._lost is None and time.time() >= self._expires:
+            self._lost = f"its lease expired unrenewed at {_when(self._expires)}"
+        if self._lost is not None:
+            raise LeaseLost(
+                f"this `lynxc index` no longer holds the writer lease of {self.location.uri} ({self._lost}); "
+                "it stopped before its next commit, and the index holds only complete commits. Run it again."
+            )
+
+    def release(self) -> None:
+        import obstore
+
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._lost is None:
+            with contextlib.suppress(Exception):  # unreachable now: the lease expires by itself
+                obstore.delete(self.store, LEASE_PATH)
+
+    def _write(self, mode: Any) -> None:
+        import obstore
+
+        expires = time.time() + self.lease_seconds
+        body = {
+            **self.holder,
+            "expires": expires,
+            "expires_at": _when(expires),
+            "lease_seconds": self.lease_seconds,
+        }
+        result = obstore.put(self.store, LEASE_PATH, json.dumps(body).encode(), mode=mode)
+        self._etag, self._expires = result["e_tag"] or "", expires
+
+    def _renew(self) -> None:
+        from obstore.exceptions import NotFoundError, PreconditionError
+
+        while not self._stop.wait(self.lease_seconds / 3):
+            try:
+                self._write(mode={"e_tag": self._etag})
+            except (PreconditionError, NotFoundError):
+                self._lost = "another writer took it over after it expired"
+                return
+            except Exception:  # the store is unreachable: retry until the lease runs out
+                if time.time() >= self._expires:
+                    return
+
+
+@contextmanager
+def writer_lock(
+    location: IndexLocation | str, lease_seconds: float = LEASE_SECONDS
+) -> Iterator[Lease | None]:
+    """Hold the index's one writer slot for the block: flock for a folder, a lease for a URI.
+    Yields the lease (None for a folder), whose `check` guards each commit."""
+    location = IndexLocation.of(location)
+    if not location.remote:
+        with _folder_lock(location.uri):
+            yield None
+        return
+    lease = Lease(location, lease_seconds)
+    try:
+        lease.acquire()
+    except IndexBusy:
+        raise
+    except Exception as err:  # the store refused or is unreachable
+        raise IndexBusy(
+            location.redact(f"cannot take the writer lease of {location.uri}: {type(err).__name__}: {err}")
+        ) from None
+    try:
+        yield lease
+    finally:
+        lease.release()
+
+
+@contextmanager
+def _folder_lock(directory: str) -> Iterator[None]:
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".lynxc-index.lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IndexBusy(f"another `lynxc index` is writing {directory}; wait for it to finish") from None
+        yield
+
+
+def _object_store(location: IndexLocation) -> Any:
+    """An obstore store at the index URI, configured as LanceDB is: settings, then environment."""
+    from obstore.store import from_url
+
+    options = dict(location.options)
+    client = {k: options.pop(k) for k in list(options) if k in CLIENT_OPTIONS}
+    return from_url(location.uri, config=options or None, client_options=client or None)
+
+
+def _parse(data: bytes, meta: Any, lease_seconds: float) -> dict[str, Any]:
+    """The lease's holder and expiry; one that cannot be read expires a lease after it was written."""
+    try:
+        body = json.loads(data)
+        float(body["expires"])
+        return body
+    except (ValueError, KeyError, TypeError):
+        written = meta["last_modified"].timestamp()
+        return {"host": "?", "pid": "?", "expires": written + lease_seconds}
+
+
+def _busy_message(location: IndexLocation, lease: dict[str, Any]) -> str:
+    return (
+        f"another `lynxc index` (pid {lease.get('pid', '?')} on host {lease.get('host', '?')}) holds the "
+        f"writer lease of {location.uri} until {_when(float(lease['expires']))}, renewing it while it "
+        "runs; wait for it to finish (a crashed writer's lease expires by itself at that time)"
+    )
+
+
+def _when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
