@@ -316,7 +316,7 @@ def _index_sources(
     guard: Callable[[], None] | None,
 ) -> None:
     from lynxc.runtime.backends.lynx.indexer import index_source
-    from lynxc.runtime.backends.lynx.location import location_from_settings
+    from lynxc.runtime.backends.lynx.location import describe_error, location_from_settings
     from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, Store
     from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
@@ -325,7 +325,7 @@ def _index_sources(
         store = Store(location_from_settings(settings))
     except Exception as err:  # an object store that refuses or cannot be reached
         raise _IndexUnavailable(
-            f"cannot open the index {settings['index_dir']!r}: {type(err).__name__}: {err}"
+            f"cannot open the index {settings['index_dir']!r}: {describe_error(err)}"
         ) from None
     if guard is not None:
         store.guard = guard

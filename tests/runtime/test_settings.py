@@ -306,3 +306,14 @@ def test_config_prints_placeholders_and_absolute_path_defaults(project: Path, tm
         "LYNXC_SPACES": "{}",
         "LYNXC_INDEX_DIR": str(tmp_path / ".index"),
     }
+
+
+def test_a_path_or_uri_keeps_a_uri_as_written_and_resolves_a_path(tmp_path: Path) -> None:
+    schema = {"index_dir": {"type": "string", "format": "path-or-uri"}}
+    for uri in ("s3://bucket/prefix", "gs://b/x", "az://container/p", "file:///tmp/index"):
+        assert resolve_paths(schema, {"index_dir": uri}, str(tmp_path)) == ({"index_dir": uri}, [])
+    resolved, problems = resolve_paths(schema, {"index_dir": "idx"}, str(tmp_path))
+    assert (resolved, problems) == ({"index_dir": str(tmp_path / "idx")}, [])
+    # Only a `path-or-uri` keeps a URI: a plain `path` makes it a (strange) folder below the start.
+    resolved, _ = resolve_paths({"d": {"type": "string", "format": "path"}}, {"d": "s3://b"}, str(tmp_path))
+    assert resolved["d"] == str(tmp_path / "s3:/b")

@@ -95,7 +95,7 @@ def _next_batch(source: Source, todo: list[tuple[str, str]]) -> tuple[list[str],
         data = _read(full)
         if data is None:
             continue  # gone since it was hashed: its old chunks and record go with the batch
-        found = _rows(source, rel, data)
+        found = file_rows(source, rel, data)
         if not found:
             chunkless[rel] = content_hash(data)
         rows += found
@@ -110,7 +110,8 @@ def _read(full: str) -> bytes | None:
         return None
 
 
-def _rows(source: Source, rel: str, data: bytes) -> list[Row]:
+def file_rows(source: Source, rel: str, data: bytes) -> list[Row]:
+    """The chunks of one file's bytes as rows (none for a binary file); shared with distributed.py."""
     digest = content_hash(data)
     text = data.decode("utf-8", errors="replace")
     if "\x00" in text:

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from .location import CLIENT_OPTIONS, IndexLocation
+from .location import CLIENT_OPTIONS, IndexLocation, describe_error
 
 LEASE_PATH = "_lynxc/writer-lease.json"
 LEASE_SECONDS = 60
@@ -68,7 +68,7 @@ class Lease:
 
     def acquire(self) -> None:
         import obstore
-        from obstore.exceptions import AlreadyExistsError, NotFoundError, PreconditionError
+        from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         for _ in range(_ATTEMPTS):
             try:
@@ -79,7 +79,7 @@ class Lease:
             try:
                 found = obstore.get(self.store, LEASE_PATH)
                 current = _parse(bytes(found.bytes()), found.meta, self.lease_seconds)
-            except NotFoundError:
+            except FileNotFoundError:  # obstore's "not found" (its NotFoundError is never raised)
                 continue  # released between our create and our read: create again
             if current["expires"] > time.time():
                 raise IndexBusy(_busy_message(self.location, current)) from None
@@ -87,7 +87,7 @@ class Lease:
                 self._write(mode={"e_tag": found.meta["e_tag"]})
                 self.took_over = current
                 break
-            except (PreconditionError, NotFoundError):
+            except (PreconditionError, FileNotFoundError):
                 continue  # another writer renewed or took it first: read it again
         else:
             raise IndexBusy(
@@ -112,7 +112,8 @@ class Lease:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        if self._lost is None:
+        # Only a lease still ours is deleted: once it ran out unrenewed, another writer may hold it.
+        if self._lost is None and time.time() < self._expires:
             with contextlib.suppress(Exception):  # unreachable now: the lease expires by itself
                 obstore.delete(self.store, LEASE_PATH)
 
@@ -130,12 +131,12 @@ class Lease:
         self._etag, self._expires = result["e_tag"] or "", expires
 
     def _renew(self) -> None:
-        from obstore.exceptions import NotFoundError, PreconditionError
+        from obstore.exceptions import PreconditionError
 
         while not self._stop.wait(self.lease_seconds / 3):
             try:
                 self._write(mode={"e_tag": self._etag})
-            except (PreconditionError, NotFoundError):
+            except (PreconditionError, FileNotFoundError):
                 self._lost = "another writer took it over after it expired"
                 return
             except Exception:  # the store is unreachable: retry until the lease runs out
@@ -161,7 +162,7 @@ def writer_lock(
         raise
     except Exception as err:  # the store refused or is unreachable
         raise IndexBusy(
-            location.redact(f"cannot take the writer lease of {location.uri}: {type(err).__name__}: {err}")
+            location.redact(f"cannot take the writer lease of {location.uri}: {describe_error(err)}")
         ) from None
     try:
         yield lease

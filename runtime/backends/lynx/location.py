@@ -85,6 +85,31 @@ def secrets(options: Mapping[str, str]) -> list[str]:
     return sorted((s for s in found if len(s) >= _MIN_SECRET), key=len, reverse=True)
 
 
+def describe_error(err: BaseException) -> str:
+    """The cause of an object-store or LanceDB failure in one line: LanceDB's messages are Rust
+    debug dumps (nested structs, the crate's source path, the service's XML reply) in which the
+    cause is a few words."""
+    text = str(err)
+    service = re.search(r"<Code>([^<]*)</Code>\s*<Message>([^<]*)</Message>", text)
+    if service:
+        return f"the object store answered {service.group(1)}: {service.group(2)}"
+    status = re.search(r"status: (\d{3})", text)
+    if status:
+        return f"the object store answered HTTP {status.group(1)}"
+    connect = re.search(r'ConnectError\("([^"]*)", ([^,)]*)', text)
+    if connect:
+        return f"cannot connect to the object store at {connect.group(2)} ({connect.group(1)})"
+    scheme = re.search(
+        r"No object store provider found for scheme: '([^']*)'\s*Valid schemes: ([^\n]*)", text
+    )
+    if scheme:
+        return f"no object store for scheme {scheme.group(1)!r} (known: {scheme.group(2).strip()})"
+    if "URL did not match any known pattern" in text:
+        return "not an object-store URI LanceDB can read (write scheme://bucket/prefix)"
+    first = re.sub(r",? ?/\S*\.rs:\d+:\d+", "", text.strip().splitlines()[0] if text.strip() else "")
+    return f"{type(err).__name__}: {first[:300]}"
+
+
 def redact(message: str, options: Mapping[str, str]) -> str:
     for secret in secrets(options):
         message = message.replace(secret, "***")

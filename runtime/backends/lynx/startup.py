@@ -15,7 +15,7 @@ from typing import Any
 
 
 def check_settings(settings: Mapping[str, Any]) -> list[str]:
-    from .location import is_uri, location_from_settings
+    from .location import describe_error, is_uri, location_from_settings
 
     directory = settings.get("index_dir")
     remote = bool(directory) and is_uri(directory)
@@ -35,7 +35,11 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
     try:
         widths = Store(location).vector_dimensions()
     except Exception as err:  # a damaged or unreachable index must not stop the report of the others
-        return [location.redact(f"setting 'index_dir': cannot read the index {directory!r}: {err}")]
+        return [
+            location.redact(
+                f"setting 'index_dir': cannot read the index {directory!r}: {describe_error(err)}"
+            )
+        ]
     wanted = DIMENSIONS[embedder]
     return [
         f"setting 'embedder': the index {directory!r} holds {width}-d vectors for source {source!r}"

@@ -16,7 +16,7 @@ from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
-from .location import is_uri, location_from_settings
+from .location import describe_error, is_uri, location_from_settings
 from .sources import MAX_FILE_BYTES, Source, content_hash, sources_from_settings
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _reading(settings: Mapping[str, Any]) -> Iterator[None]:
     except Exception as err:
         location = location_from_settings(settings)
         raise ToolError(
-            location.redact(f"the index {location.uri!r} cannot be read: {type(err).__name__}: {err}")
+            location.redact(f"the index {location.uri!r} cannot be read: {describe_error(err)}")
         ) from None
 
 

@@ -1,0 +1,38 @@
+"""Where an index lives, and that its credentials never reach a message."""
+
+from __future__ import annotations
+
+import pytest
+
+from lynxc.runtime.backends.lynx.location import IndexLocation, is_uri, location_from_settings, redact
+
+
+def test_a_folder_is_local_and_a_uri_is_remote() -> None:
+    assert not IndexLocation.of("/srv/index").remote
+    assert IndexLocation.of("/srv/index").storage_options() is None
+    assert IndexLocation.of("file:///srv/index").uri == "/srv/index"
+    s3 = IndexLocation.of("s3://bucket/prefix/", {"region": "eu-west-1"})
+    assert s3.remote and s3.storage_options() == {"region": "eu-west-1"}
+    assert s3.join("source_a.lance") == "s3://bucket/prefix/source_a.lance"
+    assert is_uri("gs://b/p") and not is_uri("relative/s3:/x") and not is_uri("/abs")
+
+
+def test_settings_give_the_uri_and_its_options() -> None:
+    location = location_from_settings(
+        {"index_dir": "s3://b/p", "index_storage": {"allow_http": True, "endpoint": "http://127.0.0.1:9"}}
+    )
+    assert location.uri == "s3://b/p"
+    assert location.options == {"allow_http": "True", "endpoint": "http://127.0.0.1:9"}
+
+
+def test_secrets_never_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "env-secret-value-123")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")  # not a secret: never blanked
+    location = IndexLocation.of(
+        "s3://b/p", {"aws_secret_access_key": "settings-secret-456", "aws_session_token": "tok-789xyz"}
+    )
+    assert "secret" not in repr(location) and "tok-" not in repr(location)
+    message = "failed with settings-secret-456, tok-789xyz and env-secret-value-123 in us-east-1"
+    assert location.redact(message) == "failed with ***, *** and *** in us-east-1"
+    # Short values (a flag, a region) are not secrets and would blank out ordinary words.
+    assert redact("allow true", {"aws_secret_access_key": "true"}) == "allow true"
