@@ -33,7 +33,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .location import CLIENT_OPTIONS, IndexLocation, describe_error
@@ -187,7 +187,16 @@ def _object_store(location: IndexLocation) -> Any:
 
     options = dict(location.options)
     client = {k: options.pop(k) for k in list(options) if k in CLIENT_OPTIONS}
-    return from_url(location.uri, config=options or None, client_options=client or None)
+    # Lance's own retry options (object_store refuses keys it does not know): the same limits here.
+    retry: dict[str, Any] = {}
+    if "client_max_retries" in options:
+        retry["max_retries"] = int(options.pop("client_max_retries"))
+    if "client_retry_timeout" in options:
+        retry["retry_timeout"] = timedelta(seconds=float(options.pop("client_retry_timeout")))
+    options.pop("download_retry_count", None)
+    return from_url(
+        location.uri, config=options or None, client_options=client or None, retry_config=retry or None
+    )
 
 
 def _parse(data: bytes, meta: Any, lease_seconds: float) -> dict[str, Any]:
