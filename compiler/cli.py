@@ -279,6 +279,17 @@ def _index(args: argparse.Namespace) -> int:
     except ToolError as err:
         print(f"lynxc index: {err}", file=sys.stderr)
         return EXIT_USAGE
+    missing = [
+        s
+        for s in sources.values()
+        if (not args.source or s.name == args.source) and not os.path.isdir(s.root)
+    ]
+    if missing:  # never index a missing folder: every file of it would count as removed
+        for source in missing:
+            print(
+                f"lynxc index: source {source.name!r}: root {source.root!r} is not a folder", file=sys.stderr
+            )
+        return EXIT_USAGE
     if args.source and args.source not in sources:
         print(
             f"lynxc index: unknown source {args.source!r} (sources: {', '.join(sorted(sources))})",

@@ -246,3 +246,32 @@ async def test_deep_search_thresholds_similarity_in_every_mode(stdlib_index: dic
             chosen = result["variants"][result["winning_variant"]]
             assert chosen["strong"] == len(strong) and chosen["passed"] == (len(strong) >= 2)
             assert chosen["top_similarity"] == max(hit["similarity"] for hit in result["results"])
+
+
+async def test_a_server_without_the_files_serves_the_index_with_drift_unknown(
+    settings: dict, tmp_path: Path
+) -> None:
+    """A replica serving a shared index need not have the sources' folders; indexing does."""
+    elsewhere = {
+        **settings,
+        "sources": [{**s, "root": str(tmp_path / "not-here")} for s in settings["sources"]],
+    }
+    async with stdio_client("lynx-mcp", elsewhere) as client:
+        listed = await call(client, "list_sources")
+        text = (await client.call_tool("list_sources", {})).content[0].text
+        hits = await call(client, "search", query="keep the camera zoom within limits", source="code")
+    assert [(s["name"], s["files_indexed"], s["drift"]) for s in listed["sources"]] == [
+        ("code", 3, None),
+        ("docs", 1, None),
+    ]
+    assert "drift unknown (its folder is not on this server)" in text
+    assert hits["results"][0]["path"] == "engine/camera.py"
+    done = subprocess.run(
+        [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(elsewhere)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[0] == (
+        f"lynxc index: source 'code': root '{tmp_path / 'not-here'}' is not a folder"
+    )

@@ -142,10 +142,16 @@ def _render_hits(hits: list[dict[str, Any]]) -> list[str]:
 def render_sources(result: dict[str, Any]) -> str:
     rows = [
         f"{s['name']} ({s['kind']}) {s['root']}: {s['chunks']} chunks, {s['files_indexed']} files; "
-        f"drift: {s['drift']['changed']} changed, {s['drift']['added']} new, {s['drift']['removed']} removed"
+        + _render_drift(s["drift"])
         for s in result["sources"]
     ]
     return "\n".join(rows) or "No sources configured."
+
+
+def _render_drift(drift: dict[str, int] | None) -> str:
+    if drift is None:
+        return "drift unknown (its folder is not on this server)"
+    return f"drift: {drift['changed']} changed, {drift['added']} new, {drift['removed']} removed"
 
 
 @backend(params=set(), settings=SETTINGS, render_text=render_sources)
@@ -169,7 +175,8 @@ def _list_sources(settings: Mapping[str, Any]) -> dict[str, Any]:
                 "root": source.root,
                 "chunks": table.count_rows() if table is not None else 0,
                 "files_indexed": len(indexed),
-                "drift": _drift(source, indexed),
+                # A replica serving an object-store index may not have the files: drift unknown.
+                "drift": _drift(source, indexed) if os.path.isdir(source.root) else None,
             }
         )
     return {"sources": out}
