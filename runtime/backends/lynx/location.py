@@ -96,7 +96,7 @@ def describe_error(err: BaseException) -> str:
     status = re.search(r"status: (\d{3})", text)
     if status:
         return f"the object store answered HTTP {status.group(1)}"
-    connect = re.search(r'ConnectError\("([^"]*)", ([^,)]*)', text)
+    connect = re.search(r'ConnectError\(\s*"([^"]*)",\s*([^,)\s]*)', text)
     if connect:
         return f"cannot connect to the object store at {connect.group(2)} ({connect.group(1)})"
     scheme = re.search(

@@ -36,3 +36,31 @@ def test_secrets_never_show(monkeypatch: pytest.MonkeyPatch) -> None:
     assert location.redact(message) == "failed with ***, *** and *** in us-east-1"
     # Short values (a flag, a region) are not secrets and would blank out ordinary words.
     assert redact("allow true", {"aws_secret_access_key": "true"}) == "allow true"
+
+
+def test_object_store_failures_are_one_line_causes() -> None:
+    from lynxc.runtime.backends.lynx.location import describe_error
+
+    lance = OSError(
+        'Failed to connect: IO { source: Generic { store: "S3", source: ListRequest { source: RetryError('
+        'RetryErrorImpl { inner: Status { status: 404, body: Some("<?xml version=\\"1.0\\"?>\\n<Error>'
+        '<Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>") } }) } }'
+    )
+    assert (
+        describe_error(lance) == "the object store answered NoSuchBucket: The specified bucket does not exist"
+    )
+    # obstore's debug source spreads the cause over many lines
+    refused = RuntimeError(
+        "Generic S3 error: Error performing PUT http://127.0.0.1:5999/b/x - HTTP error: "
+        "error sending request\n\nDebug source:\n  ConnectError(\n"
+        '    "tcp connect error",\n    127.0.0.1:5999,\n    Os { code: 111 },\n  )'
+    )
+    assert (
+        describe_error(refused) == "cannot connect to the object store at 127.0.0.1:5999 (tcp connect error)"
+    )
+    scheme = ValueError(
+        "Invalid input, No object store provider found for scheme: 'foo'\nValid schemes: s3, gs"
+    )
+    assert describe_error(scheme) == "no object store for scheme 'foo' (known: s3, gs)"
+    plain = ValueError("something else went wrong, /root/.cargo/registry/src/lance-io/src/x.rs:12:3\nmore")
+    assert describe_error(plain) == "ValueError: something else went wrong"
