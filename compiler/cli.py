@@ -313,6 +313,13 @@ def _index(args: argparse.Namespace) -> int:
     except _IndexUnavailable as err:
         print(f"\nlynxc index: {location.redact(str(err))}", file=sys.stderr)
         return EXIT_FAILED
+    except OSError as err:  # Lance's I/O errors: a store gone away or refusing mid-run
+        from lynxc.runtime.backends.lynx.location import describe_error
+
+        cause = describe_error(err)
+        message = f"indexing into {location.uri!r} failed: {cause}; the index holds its last commit"
+        print(f"\nlynxc index: {location.redact(message)}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 
