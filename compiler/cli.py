@@ -296,6 +296,9 @@ def _index(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.address and args.engine != "ray":
+        print("lynxc index: --address names a Ray cluster: use it with --engine ray", file=sys.stderr)
+        return EXIT_USAGE
     location = location_from_settings(settings)
     try:
         with writer_lock(location, settings.get("index_lease_seconds", LEASE_SECONDS)) as lease:
@@ -313,7 +316,9 @@ def _index(args: argparse.Namespace) -> int:
     except _IndexUnavailable as err:
         print(f"\nlynxc index: {location.redact(str(err))}", file=sys.stderr)
         return EXIT_FAILED
-    except OSError as err:  # Lance's I/O errors: a store gone away or refusing mid-run
+    except Exception as err:
+        # A store gone away or refusing mid-run: LanceDB and pylance raise RuntimeError, OSError or
+        # pyarrow's errors for it, carrying Rust dumps and request URLs.
         from lynxc.runtime.backends.lynx.location import describe_error
 
         cause = describe_error(err)

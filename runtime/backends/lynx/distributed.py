@@ -65,6 +65,9 @@ TASKS_PER_WORKER = 4
 # stay bounded (TASK_BYTES x 2 per worker).
 QUEUED_PER_WORKER = 2
 CONNECT_SECONDS = 10  # reaching the cluster's address
+# No task finishing for this long means a hung worker: the run stops (and its lease goes) rather
+# than hold the index forever. A task (50 files, 1 MB) takes seconds; a model load, a minute.
+TASK_SECONDS = 600
 START_SECONDS = 300  # the workers starting and loading the model (a busy cluster queues them)
 _ENV_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
 
@@ -190,9 +193,27 @@ def worker_storage_options(location: IndexLocation) -> dict[str, str] | None:
     `index_storage` settings over them. None for a local folder."""
     if not location.remote:
         return None
-    options = {k.lower(): v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
+    given = {_canonical(k) for k in location.options}
+    # An environment variable another name of a setting given (AWS_ENDPOINT_URL for `endpoint`)
+    # is left out: both would reach Lance, and it might pick the environment's.
+    options = {
+        k.lower(): v
+        for k, v in os.environ.items()
+        if k.startswith(_ENV_PREFIXES) and _canonical(k) not in given
+    }
     options.update(location.options)
     return options
+
+
+# object_store's aliases of one setting (AmazonS3ConfigKey, GoogleConfigKey, AzureConfigKey).
+_ALIASES = {"endpoint_url": "endpoint", "default_region": "region", "token": "session_token"}
+
+
+def _canonical(key: str) -> str:
+    name = key.lower()
+    for prefix in ("aws_", "google_", "azure_storage_", "azure_"):
+        name = name.removeprefix(prefix)
+    return _ALIASES.get(name, name)
 
 
 def _workers_setting() -> int | None:
@@ -215,6 +236,12 @@ def _connect(address: str | None) -> Any:
     target = address or os.environ.get("RAY_ADDRESS") or None
     if target and target not in ("auto", "local"):
         _check_reachable(target)
+    # Ray records the driver's command line as its job's entrypoint (`ray list jobs`, the dashboard);
+    # an `--set index_storage=...` there would show its credentials to anyone who can see the
+    # cluster. The job is named by the command without its arguments instead.
+    import ray._private.utils as ray_utils
+
+    ray_utils.get_entrypoint_name = lambda: "lynxc index --engine ray"
     try:
         ray.init(
             address=target,
@@ -341,7 +368,14 @@ def _run(ray: Any, workers: list[Any], tasks: Iterator[Task], source: str) -> It
             queued[worker] += 1
         if not running:
             break
-        done, _ = ray.wait(list(running), num_returns=1)
+        done, _ = ray.wait(list(running), num_returns=1, timeout=TASK_SECONDS)
+        if not done:
+            for other in running:
+                ray.cancel(other, force=True)
+            raise RayUnavailable(
+                f"no Ray index task on {source!r} finished within {TASK_SECONDS} s (a worker hangs?); "
+                "nothing of the tasks in flight was committed: run again to finish"
+            )
         for ref in done:
             queued[running.pop(ref)] -= 1
             try:
@@ -384,9 +418,9 @@ def _commit(
         operation = lance.LanceOperation.Update(
             removed_fragment_ids=emptied, updated_fragments=updated, new_fragments=new
         )
-        lance.LanceDataset.commit(
-            dataset.uri, operation, read_version=dataset.version, storage_options=options
-        )
+        # Through the dataset the driver opened with the index's own options, so the commit lands
+        # in the store the table, the lease and the deletion files use.
+        lance.LanceDataset.commit(dataset, operation, read_version=dataset.version)
         made = 1
     chunkless = {rel: digest for r in wave for rel, digest in r.chunkless.items()}
     store._record(source, condition, chunkless)

@@ -13,12 +13,16 @@ still the one read), which S3, GCS and Azure all honour.
   taking over an expired lease exactly one succeeds.
 - A crashed writer stops renewing; its lease expires `lease_seconds` after its last renewal.
 - A writer whose renewal failed (another writer took over after a pause longer than the lease)
-  or whose lease has run out unrenewed makes no further commit: `check()` raises `LeaseLost`
-  before every write (Store calls it), so a stale writer stops at its next batch.
+  or whose lease has gone unrenewed for two thirds of its length makes no further commit:
+  `check()` raises `LeaseLost` before every commit (Store calls it), so a stale writer stops at
+  its next batch. The last third is the margin for a commit in flight and for clocks.
+- A write whose reply was lost and which was retried conflicts with itself; the writer reads the
+  lease back and keeps it when it names this writer.
 
 Expiry compares the holder's clock with the taker's, so clocks are assumed to agree to well
-under `lease_seconds` (NTP keeps them within milliseconds; the default is 60 s). LanceDB's own
-commit conflict handling stays underneath: a commit never overwrites another, whatever the lease.
+under a third of `lease_seconds` (NTP keeps them within milliseconds; the default is 60 s).
+LanceDB's own commit conflict handling stays underneath: a commit never overwrites another,
+whatever the lease.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -58,16 +63,16 @@ class Lease:
         self.location = location
         self.lease_seconds = lease_seconds
         self.holder = {"id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid()}
-        self.store = _object_store(location)
+        self.store = _object_store(location, lease_seconds)
         self._etag = ""
-        self._expires = 0.0
+        self._expires = 0.0  # wall clock, as written in the lease for other writers
+        self._deadline = 0.0  # monotonic: when this writer stops trusting its lease
         self._lost: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.took_over: dict[str, Any] | None = None  # the expired lease this one replaced
 
     def acquire(self) -> None:
-        import obstore
         from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         for _ in range(_ATTEMPTS):
@@ -77,14 +82,16 @@ class Lease:
             except AlreadyExistsError:
                 pass
             try:
-                found = obstore.get(self.store, LEASE_PATH)
-                current = _parse(bytes(found.bytes()), found.meta, self.lease_seconds)
+                meta, current = self._read()
             except FileNotFoundError:  # obstore's "not found" (its NotFoundError is never raised)
                 continue  # released between our create and our read: create again
+            if current.get("id") == self.holder["id"]:  # our create landed; its reply was lost
+                self._adopt(meta, current)
+                break
             if current["expires"] > time.time():
                 raise IndexBusy(_busy_message(self.location, current)) from None
             try:
-                self._write(mode={"e_tag": found.meta["e_tag"]})
+                self._write(mode={"e_tag": meta["e_tag"]})
                 self.took_over = current
                 break
             except (PreconditionError, FileNotFoundError):
@@ -97,9 +104,11 @@ class Lease:
         self._thread.start()
 
     def check(self) -> None:
-        """Raise LeaseLost unless this writer still holds a live lease."""
-        if self._lost is None and time.time() >= self._expires:
-            self._lost = f"its lease expired unrenewed at {_when(self._expires)}"
+        """Raise LeaseLost unless this writer holds its lease with at least a third of it to run:
+        a healthy lease, renewed every third, always has two thirds left, and the margin covers a
+        commit in flight and clocks that disagree by less than a third of the lease."""
+        if self._lost is None and time.monotonic() >= self._deadline:
+            self._lost = "it went unrenewed too long: the store did not answer, or this process was paused"
         if self._lost is not None:
             raise LeaseLost(
                 f"this `lynxc index` no longer holds the writer lease of {self.location.uri} ({self._lost}); "
@@ -111,15 +120,30 @@ class Lease:
 
         self._stop.set()
         if self._thread is not None:
-            self._thread.join()
+            # A renewal in flight gives up within the store's retry limit (a third of the lease).
+            self._thread.join(timeout=self.lease_seconds)
         # Only a lease still ours is deleted: once it ran out unrenewed, another writer may hold it.
-        if self._lost is None and time.time() < self._expires:
+        if self._lost is None and time.monotonic() < self._deadline:
             with contextlib.suppress(Exception):  # unreachable now: the lease expires by itself
                 obstore.delete(self.store, LEASE_PATH)
+
+    def _read(self) -> tuple[Any, dict[str, Any]]:
+        """The lease object's metadata (its e_tag) and its content."""
+        import obstore
+
+        found = obstore.get(self.store, LEASE_PATH)
+        return found.meta, _parse(bytes(found.bytes()), found.meta, self.lease_seconds)
+
+    def _adopt(self, meta: Any, body: dict[str, Any]) -> None:
+        """Take our own lease as read back, when the reply to our write was lost."""
+        self._etag = meta["e_tag"] or ""
+        self._expires = float(body["expires"])
+        self._deadline = time.monotonic() + self.lease_seconds * 2 / 3  # written at most a third ago
 
     def _write(self, mode: Any) -> None:
         import obstore
 
+        started = time.monotonic()
         expires = time.time() + self.lease_seconds
         body = {
             **self.holder,
@@ -128,7 +152,9 @@ class Lease:
             "lease_seconds": self.lease_seconds,
         }
         result = obstore.put(self.store, LEASE_PATH, json.dumps(body).encode(), mode=mode)
+        # Trusted for two thirds of the lease from before the write: a third is the margin.
         self._etag, self._expires = result["e_tag"] or "", expires
+        self._deadline = started + self.lease_seconds * 2 / 3
 
     def _renew(self) -> None:
         from obstore.exceptions import PreconditionError
@@ -137,10 +163,17 @@ class Lease:
             try:
                 self._write(mode={"e_tag": self._etag})
             except (PreconditionError, FileNotFoundError):
+                try:  # a retried write whose first attempt landed conflicts with itself
+                    meta, current = self._read()
+                    if current.get("id") == self.holder["id"]:
+                        self._adopt(meta, current)
+                        continue
+                except Exception:
+                    pass
                 self._lost = "another writer took it over after it expired"
                 return
-            except Exception:  # the store is unreachable: retry until the lease runs out
-                if time.time() >= self._expires:
+            except Exception:  # the store is unreachable: retry until check() gives up
+                if time.monotonic() >= self._deadline:
                     return
 
 
@@ -155,8 +188,8 @@ def writer_lock(
         with _folder_lock(location.uri):
             yield None
         return
-    lease = Lease(location, lease_seconds)
     try:
+        lease = Lease(location, lease_seconds)
         lease.acquire()
     except IndexBusy:
         raise
@@ -181,22 +214,36 @@ def _folder_lock(directory: str) -> Iterator[None]:
         yield
 
 
-def _object_store(location: IndexLocation) -> Any:
-    """An obstore store at the index URI, configured as LanceDB is: settings, then environment."""
+def _object_store(location: IndexLocation, lease_seconds: float = LEASE_SECONDS) -> Any:
+    """An obstore store at the index URI, configured as LanceDB is: settings, then environment.
+
+    Keys LanceDB takes but object_store does not (Lance's own, or a typo LanceDB ignores) are left
+    out rather than refused, so a configuration LanceDB accepts also takes the lease. Retries stop
+    within a third of the lease: a renewal must not outlast the lease it renews."""
+    from obstore.exceptions import UnknownConfigurationKeyError
     from obstore.store import from_url
 
     options = dict(location.options)
     client = {k: options.pop(k) for k in list(options) if k in CLIENT_OPTIONS}
-    # Lance's own retry options (object_store refuses keys it does not know): the same limits here.
-    retry: dict[str, Any] = {}
-    if "client_max_retries" in options:
-        retry["max_retries"] = int(options.pop("client_max_retries"))
-    if "client_retry_timeout" in options:
-        retry["retry_timeout"] = timedelta(seconds=float(options.pop("client_retry_timeout")))
-    options.pop("download_retry_count", None)
-    return from_url(
-        location.uri, config=options or None, client_options=client or None, retry_config=retry or None
-    )
+    # Lance's own retry options mean the same here.
+    retry: dict[str, Any] = {"retry_timeout": timedelta(seconds=lease_seconds / 3)}
+    with contextlib.suppress(ValueError):
+        if "client_max_retries" in options:
+            retry["max_retries"] = int(options.pop("client_max_retries"))
+        if "client_retry_timeout" in options:
+            asked = float(options.pop("client_retry_timeout"))
+            retry["retry_timeout"] = timedelta(seconds=min(asked, lease_seconds / 3))
+    for _ in range(len(options) + 1):
+        try:
+            return from_url(
+                location.uri, config=options or None, client_options=client or None, retry_config=retry
+            )
+        except UnknownConfigurationKeyError as err:
+            unknown = re.search(r"key: '([^']*)'", str(err))
+            if unknown is None or unknown.group(1) not in options:
+                raise
+            del options[unknown.group(1)]
+    raise AssertionError("unreachable: each round drops one key")
 
 
 def _parse(data: bytes, meta: Any, lease_seconds: float) -> dict[str, Any]:

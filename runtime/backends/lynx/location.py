@@ -31,7 +31,9 @@ CLIENT_OPTIONS = {
 }
 # A value is secret when its key names one of these; short values (a region, "true") are not
 # redacted, they would blank out ordinary words.
-_SECRET_KEY = re.compile(r"secret|token|password|credential|access_key|account_key|sas|key_id", re.I)
+_SECRET_KEY = re.compile(
+    r"secret|token|password|credential|access_key|account_key|master_key|customer_key|sas|key_id", re.I
+)
 _MIN_SECRET = 6
 
 
@@ -107,10 +109,14 @@ def describe_error(err: BaseException) -> str:
     if "URL did not match any known pattern" in text:
         return "not an object-store URI LanceDB can read (write scheme://bucket/prefix)"
     first = re.sub(r",? ?/\S*\.rs:\d+:\d+", "", text.strip().splitlines()[0] if text.strip() else "")
+    first = re.sub(r"(https?://[^\s?]*)\?\S*", r"\1", first)  # a URL's query may carry a signature
     return f"{type(err).__name__}: {first[:300]}"
 
 
 def redact(message: str, options: Mapping[str, str]) -> str:
+    """`message` without any secret, as written or URL-encoded (a SAS token in a request's URL)."""
+    from urllib.parse import quote
+
     for secret in secrets(options):
-        message = message.replace(secret, "***")
+        message = message.replace(secret, "***").replace(quote(secret, safe=""), "***")
     return message

@@ -131,6 +131,9 @@ class Store:
         table = self.table(source)
         if table is not None and (rows := table.count_rows()):
             data = table.search().select(["path", "file_hash"]).limit(rows).to_arrow()
+            # One pair per file, not per chunk, before any Python object is made: at millions of
+            # chunks the per-chunk strings would cost gigabytes.
+            data = data.group_by(["path", "file_hash"]).aggregate([])
             # Chunks win: they are committed before the record of the same file is removed.
             hashes.update(zip(data["path"].to_pylist(), data["file_hash"].to_pylist(), strict=True))
         return hashes
@@ -208,6 +211,8 @@ class Store:
 
         from .memory import release_free_memory
 
+        # Each step is a commit, and the index builds take minutes on a large table: the writer's
+        # lease is checked before each.
         self.guard()
         records = self._records_table(source)
         if records is not None:  # a version per batch that found chunkless files
@@ -217,13 +222,16 @@ class Store:
             return
         # Compaction first, then a missing index built over the compacted table: built first,
         # the index is rewritten by the compaction, and the two peaks add up (measured).
+        self.guard()
         table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
         release_free_memory()
         indexed = {column for index in table.list_indices() for column in index.columns}
         if "search_text" not in indexed:
+            self.guard()
             table.create_index("search_text", config=FTS(stem=True, remove_stop_words=True))
             release_free_memory()
         if "vector" not in indexed and table.count_rows() >= ann_min_rows:
+            self.guard()
             table.create_index("vector", config=HnswSq(distance_type="cosine"))
 
 

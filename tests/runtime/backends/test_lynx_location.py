@@ -64,3 +64,20 @@ def test_object_store_failures_are_one_line_causes() -> None:
     assert describe_error(scheme) == "no object store for scheme 'foo' (known: s3, gs)"
     plain = ValueError("something else went wrong, /root/.cargo/registry/src/lance-io/src/x.rs:12:3\nmore")
     assert describe_error(plain) == "ValueError: something else went wrong"
+
+
+def test_url_encoded_and_azure_secrets_are_redacted_and_queries_dropped() -> None:
+    from lynxc.runtime.backends.lynx.location import describe_error
+
+    sas = "sv=2024&sig=ab+cd/ef=="
+    location = IndexLocation.of(
+        "az://c/p", {"azure_storage_sas_key": sas, "azure_storage_master_key": "mk-123456"}
+    )
+    message = (
+        "GET https://acct.blob.core.windows.net/c?sv%3D2024%26sig%3Dab%2Bcd%2Fef%3D%3D failed, mk-123456"
+    )
+    assert location.redact(message) == "GET https://acct.blob.core.windows.net/c?*** failed, ***"
+    failed = RuntimeError("request to https://acct.blob.core.windows.net/c/x?sig=SECRET&sv=1 timed out")
+    assert (
+        describe_error(failed) == "RuntimeError: request to https://acct.blob.core.windows.net/c/x timed out"
+    )
