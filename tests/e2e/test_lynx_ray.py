@@ -6,6 +6,7 @@ the writer lease, and a one-line error when the cluster cannot be reached."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -18,16 +19,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from lynxc.runtime.backends.lynx.indexer import index_source
 from lynxc.runtime.backends.lynx.lease import LEASE_PATH, LeaseLost
 from lynxc.runtime.backends.lynx.location import IndexLocation
 from lynxc.runtime.backends.lynx.ranking import search
 from lynxc.runtime.backends.lynx.reader import IndexReader
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.lynx.store import TABLE_PREFIX, Store
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
-from tests.conftest import ROOT, free_port, lynxc_command, settings_args
+from tests.conftest import ROOT, lynxc_command, settings_args
 from tests.fixtures.ray_cluster import RayCluster, ray_cluster  # noqa: F401
-from tests.fixtures.s3 import SECRET_KEY, S3Server, s3_server  # noqa: F401
+from tests.fixtures.s3 import SECRET_KEY, S3Server, boto_client, object_key, s3_server  # noqa: F401
 
 RUN_TIMEOUT = 240  # a bound on each `lynxc index`, not a measurement
 WORDS = [
@@ -258,17 +260,52 @@ def test_workers_load_the_model_once_and_their_number_is_set(
     assert (report.changed, len(report.workers), set(report.workers.values())) == (40, 1, {1})
     assert report.tasks > 1
 
-    # A writer that lost its lease commits nothing (store.guard is the lease's check).
-    versions = len(store.table("code").list_versions())
-    (root / "pkg0" / "mod_0.py").write_text(module(500))
 
-    def lost() -> None:
-        raise LeaseLost("lease lost")
+def test_a_driver_that_loses_its_lease_mid_run_commits_nothing_after(
+    tmp_path: Path, lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lynxc.runtime.backends.lynx import distributed
 
-    store.guard = lost
+    s3, cluster = lab.s3, lab.cluster
+    root = tmp_path / "code"
+    make_tree(root, range(40))
+    settings = {**settings_for(root, f"s3://{s3.new_bucket()}/idx"), "index_storage": s3.storage_options()}
+    store = store_at(s3, settings["index_dir"])
+    source = Source("code", str(root), "code")
+    index_source(source, store, get_embedder("static"))  # the table exists: a Ray run only commits
+    for i in range(40):
+        (root / f"pkg{i % 7}" / f"mod_{i}.py").write_text(module(i + 100))
+    monkeypatch.setattr(distributed, "WAVE_FILES", 10)  # 40 changed files: about four waves
+    before = versions(s3, settings["index_dir"])
+
+    def lost_after_a_commit() -> None:
+        """The lease's check, as if its renewal failed once the first wave was committed."""
+        if versions(s3, settings["index_dir"]) > before:
+            raise LeaseLost("lease lost")
+
+    store.guard = lost_after_a_commit
+    progress = lambda name: lambda done, total, stage: None  # noqa: E731
     with pytest.raises(LeaseLost):
-        index_with_ray(sources, None, store, settings, cluster.address, progress_for)
-    assert len(store.table("code").list_versions()) == versions
+        distributed.index_with_ray({"code": source}, None, store, settings, cluster.address, progress)
+    # The first wave's commit, and nothing after it: no later wave, no compaction or index of finish.
+    assert versions(s3, settings["index_dir"]) == before + 1
+
+    store = store_at(s3, settings["index_dir"])  # the next run, holding its lease, finishes the rest
+    (report,) = distributed.index_with_ray({"code": source}, None, store, settings, cluster.address, progress)
+    assert 0 < report.changed <= 40 - distributed.WAVE_FILES and report.commits >= 2
+    assert len(set(chunk_ids(store))) == len(chunk_ids(store)) and report.removed == 0
+
+
+def versions(s3: S3Server, index_dir: str) -> int:
+    """The table's versions, counted from its manifests in the store (apart from the code under test)."""
+    bucket, prefix = object_key(index_dir, f"{TABLE_PREFIX}code.lance/_versions/")
+    found = boto_client(s3.storage_options()).list_objects_v2(Bucket=bucket, Prefix=prefix)
+    assert not found.get("IsTruncated")
+    return found.get("KeyCount", 0)
+
+
+def chunk_ids(store: Store) -> list[str]:
+    return store.table("code").to_arrow()["id"].to_pylist()
 
 
 def worker_pids(cluster: RayCluster, title: str) -> list[int]:
@@ -287,7 +324,6 @@ def worker_pids(cluster: RayCluster, title: str) -> list[int]:
 def test_a_failed_worker_commits_nothing_and_the_next_run_finishes_holding_the_lease(
     tmp_path: Path, lab: Lab
 ) -> None:
-    import boto3
 
     s3, cluster = lab.s3, lab.cluster
     root = tmp_path / "code"
@@ -301,15 +337,18 @@ def test_a_failed_worker_commits_nothing_and_the_next_run_finishes_holding_the_l
     make_tree(root, range(20, 420))  # one wave of tasks, each taking a while
 
     running = start_index(s3, settings, cluster.address)
-    killed = None
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while killed is None and running.poll() is None and time.monotonic() < deadline:
-        busy = worker_pids(cluster, "ray::IndexWorker.run")
-        if busy:
-            os.kill(busy[0], signal.SIGKILL)  # a worker lost mid-task
-            killed = busy[0]
-        time.sleep(0.01)
-    _, stderr = running.communicate(timeout=RUN_TIMEOUT)
+    try:
+        killed = None
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while killed is None and running.poll() is None and time.monotonic() < deadline:
+            busy = worker_pids(cluster, "ray::IndexWorker.run")
+            if busy:
+                os.kill(busy[0], signal.SIGKILL)  # a worker lost mid-task
+                killed = busy[0]
+            time.sleep(0.01)
+        _, stderr = running.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        stop(running)
     assert killed is not None, f"no worker was seen running a task: {stderr}"
     assert running.returncode == 1, stderr
     message = stderr.replace("\r", "\n").strip().splitlines()[-1]
@@ -320,19 +359,31 @@ def test_a_failed_worker_commits_nothing_and_the_next_run_finishes_holding_the_l
     after = contents(store)
     assert after[0] == before[0] and np.array_equal(after[1], before[1]) and after[2] == before[2]
 
-    # The next run finishes; while it runs it holds the writer lease: a second writer is refused.
-    client = boto3.client("s3", **_boto_options(s3))
+    # The next run finishes. While it runs, the lease names its driver; paused there (SIGSTOP: it
+    # can neither finish nor release its lease meanwhile), a second writer is refused.
+    client = boto_client(s3.storage_options())
+    lease_bucket, lease_key = object_key(settings["index_dir"], LEASE_PATH)
     running = start_index(s3, settings, cluster.address)
     try:
-        while running.poll() is None and time.monotonic() < deadline:
-            if client.list_objects_v2(Bucket=bucket, Prefix=f"idx/{LEASE_PATH}").get("KeyCount"):
-                break
-            time.sleep(0.05)
-        second = run_index(s3, settings, "local")
-        assert running.poll() is None, "the Ray run ended before the second writer tried"
-    finally:
+        holder, deadline = None, time.monotonic() + RUN_TIMEOUT
+        while holder is None:
+            assert running.poll() is None, "the Ray run ended before its lease was seen"
+            assert time.monotonic() < deadline, "no lease within the time limit"
+            try:
+                holder = json.loads(client.get_object(Bucket=lease_bucket, Key=lease_key)["Body"].read())
+            except client.exceptions.NoSuchKey:
+                time.sleep(0.05)
+        assert holder["pid"] == running.pid  # the Ray run's driver holds the lease
+        os.kill(running.pid, signal.SIGSTOP)
+        try:
+            second = run_index(s3, settings, "local")
+        finally:
+            os.kill(running.pid, signal.SIGCONT)
         _, stderr = running.communicate(timeout=RUN_TIMEOUT)
-    assert second.returncode == 1 and "holds the writer lease" in second.stderr, second.stderr
+    finally:
+        stop(running)
+    assert second.returncode == 1, second.stderr
+    assert f"(pid {running.pid} on host {holder['host']}) holds the writer lease" in second.stderr
     assert running.returncode == 0, stderr
     assert (
         stderr.strip().splitlines()[-1].strip()
@@ -348,14 +399,12 @@ def start_index(s3: S3Server, settings: dict[str, Any], address: str) -> subproc
     )
 
 
-def _boto_options(s3: S3Server) -> dict[str, str]:
-    options = s3.storage_options()
-    return {
-        "endpoint_url": options["endpoint"],
-        "aws_access_key_id": options["aws_access_key_id"],
-        "aws_secret_access_key": options["aws_secret_access_key"],
-        "region_name": options["region"],
-    }
+def stop(process: subprocess.Popen[str]) -> None:
+    """Kill the process unless it has ended (a test failed or timed out), and wait for it: no Ray
+    driver is left behind."""
+    if process.poll() is None:
+        process.kill()
+    process.wait()
 
 
 def test_an_unreachable_cluster_is_one_line_and_exit_1(tmp_path: Path, lab: Lab) -> None:
@@ -363,7 +412,7 @@ def test_an_unreachable_cluster_is_one_line_and_exit_1(tmp_path: Path, lab: Lab)
     root = tmp_path / "code"
     make_tree(root, range(2))
     settings = settings_for(root, f"s3://{s3.new_bucket()}/idx")
-    for address in (f"127.0.0.1:{free_port()}", "not-an-address"):
+    for address in ("127.0.0.1:1", "not-an-address"):  # nothing listens on port 1
         done = run_index(s3, settings, "ray", address)
         assert done.returncode == 1
         lines = done.stderr.strip().splitlines()

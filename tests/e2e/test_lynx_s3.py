@@ -6,16 +6,15 @@ one writer by the lease, and credentials that never show, through the real `lynx
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,15 +28,15 @@ from mcp import Client
 from lynxc.runtime.backends.lynx import indexer
 from lynxc.runtime.backends.lynx.filters import Filters
 from lynxc.runtime.backends.lynx.indexer import index_source
-from lynxc.runtime.backends.lynx.lease import LEASE_PATH, _object_store
+from lynxc.runtime.backends.lynx.lease import LEASE_PATH
 from lynxc.runtime.backends.lynx.location import IndexLocation
 from lynxc.runtime.backends.lynx.ranking import Hit, search
 from lynxc.runtime.backends.lynx.reader import IndexReader
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.lynx.store import TABLE_PREFIX, Store
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
 from tests.conftest import ROOT, free_port, lynxc_command, settings_args, stdio_client
-from tests.fixtures.s3 import SECRET_KEY, s3_server  # noqa: F401
+from tests.fixtures.s3 import SECRET_KEY, S3Server, boto_client, object_key, s3_server, start_moto  # noqa: F401
 from tests.runtime.backends.test_lynx_index import FILES, make_tree
 
 TIMEOUT = 120  # any one `lynxc` run; they take seconds
@@ -91,32 +90,48 @@ def no_aws_env() -> dict[str, str]:
 def serving(replicas: list[tuple[Mapping[str, Any], Mapping[str, str], Path]]) -> Iterator[list[str]]:
     """`lynxc serve lynx-mcp --transport http` processes, one per (settings, env, folder), started
     at once; each runs in its folder, which is also its HOME (nothing shared on disk), its stderr
-    in `folder/serve.log`. Yields their MCP URLs once they all listen; stops them afterwards."""
-    started: list[tuple[int, subprocess.Popen[bytes], Path]] = []
+    in `folder/serve.log`. Yields their MCP URLs once they all listen; stops them afterwards.
+
+    A port is chosen before the server binds it (free_port), so another process may take it in
+    between: a server counts as started only once it holds the listening socket itself, and one
+    that could not bind its port is started again on another."""
+    everything: list[subprocess.Popen[bytes]] = []  # every process started, stopped at the end
+
+    def start(settings: Mapping[str, Any], env: Mapping[str, str], folder: Path) -> tuple[int, Any, Path]:
+        port = free_port()
+        command = lynxc_command("serve", "lynx-mcp", "--transport", "http", "--port", str(port))
+        with open(folder / "serve.log", "wb") as log:
+            process = subprocess.Popen(
+                command + settings_args(dict(settings)),
+                env={**env, "HOME": str(folder)},
+                cwd=folder,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        everything.append(process)
+        return port, process, folder
+
     try:
-        for settings, env, folder in replicas:
-            port = free_port()
-            command = lynxc_command("serve", "lynx-mcp", "--transport", "http", "--port", str(port))
-            with open(folder / "serve.log", "wb") as log:
-                process = subprocess.Popen(
-                    command + settings_args(dict(settings)),
-                    env={**env, "HOME": str(folder)},
-                    cwd=folder,
-                    stdout=subprocess.DEVNULL,
-                    stderr=log,
-                )
-            started.append((port, process, folder))
+        servers = [start(*replica) for replica in replicas]
         deadline = time.monotonic() + 90
-        for port, process, folder in started:
-            while not _listening(port):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"lynxc serve did not start: {(folder / 'serve.log').read_text()}")
-                time.sleep(0.1)
-        yield [f"http://127.0.0.1:{port}/mcp" for port, _, _ in started]
+        for i, replica in enumerate(replicas):
+            for attempt in range(3):
+                port, process, folder = servers[i]
+                while not _listens(process.pid, port):
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.1)
+                else:
+                    break  # it listens
+                log = (folder / "serve.log").read_text()
+                if process.poll() is None or "address already in use" not in log.lower() or attempt == 2:
+                    raise RuntimeError(f"lynxc serve did not start: {log}")
+                servers[i] = start(*replica)  # its port was taken: another one
+        yield [f"http://127.0.0.1:{port}/mcp" for port, _, _ in servers]
     finally:
-        for _, process, _ in started:
+        for process in everything:
             process.terminate()
-        for _, process, _ in started:
+        for process in everything:
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -124,12 +139,24 @@ def serving(replicas: list[tuple[Mapping[str, Any], Mapping[str, str], Path]]) -
                 process.wait()
 
 
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
+def _listens(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a TCP socket listening on `port` (from Linux's /proc): the
+    server answering there is the one started, not another process that took the port first."""
+    sockets = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as handle:
+            for line in handle.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                    sockets.add(f"socket:[{fields[9]}]")
+    if not sockets:
         return False
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in sockets:
+                    return True
+    return False
 
 
 @contextmanager
@@ -156,8 +183,13 @@ def find(location: IndexLocation, query: str, top_k: int = 5, filters: Filters |
     return asyncio.run(search(reader, ["code"], query, vector, "hybrid", top_k, filters or Filters()))
 
 
+def handler(i: int) -> str:
+    """A file of one chunk."""
+    return f"def handler_{i}():\n    return {i}\n"
+
+
 def handlers(root: Path, numbers: range) -> None:
-    make_tree(root, {f"m{i:04}.py": f"def handler_{i}():\n    return {i}\n" for i in numbers})
+    make_tree(root, {f"m{i:04}.py": handler(i) for i in numbers})
 
 
 def one_line_error(stderr: str, uri: str) -> str:
@@ -254,8 +286,15 @@ async def test_a_server_keeps_answering_while_lynxc_index_writes_to_s3(
     handlers(root, range(100))
     settings = lynx_settings(root, f"s3://{bucket}/index")
     assert run_index(settings, s3_env).returncode == 0
-    handlers(root, range(100, 400))  # the second run indexes these while the server answers
-    newer = {"query": "handler", "path_contains": "m03"}  # 100 files only the second run has
+    # The second run indexes 300 files while the server answers, in two commits of whole batches
+    # (indexer.BATCH_FILES = 200, in path order): m0100-m0299, then m0300-m0399. A quarter of them,
+    # the last of each batch included, are marked: a search for those (top_k above their number)
+    # counts 0, 50 or 75 of them, counts only whole commits give; a commit seen in part, any other.
+    marked = [i for i in range(100, 400) if i % 4 == 3]
+    make_tree(root, {f"m{i:04}{'_k' if i in marked else ''}.py": handler(i) for i in range(100, 400)})
+    newer = {"query": "handler", "path_contains": "_k.py", "top_k": 100}
+    commits = {0, len([i for i in marked if i < 300]), len(marked)}
+    assert commits == {0, 50, 75}
     async with stdio_client("lynx-mcp", settings) as client:
         writer = subprocess.Popen(index_command(settings), env=s3_env, stderr=subprocess.PIPE, text=True)
         try:
@@ -268,10 +307,10 @@ async def test_a_server_keeps_answering_while_lynxc_index_writes_to_s3(
             writer.kill()
             writer.wait()
         assert writer.returncode == 0, stderr
-        assert set(answers) <= {0, 10}  # a batch is seen whole or not at all
+        assert set(answers) <= commits, answers  # a batch is seen whole or not at all
         after = await call(client, "search", **newer)  # the next search sees the new commits
         listed = (await call(client, "list_sources"))["sources"][0]
-    assert len(after["results"]) == 10 and listed["files_indexed"] == 400
+    assert len(after["results"]) == len(marked) and listed["files_indexed"] == 400
 
 
 # --- kill -9 ----------------------------------------------------------------------------------
@@ -281,7 +320,7 @@ import json, os, signal, sys
 from lynxc.runtime.backends.lynx import indexer
 from lynxc.runtime.backends.lynx.location import IndexLocation
 from lynxc.runtime.backends.lynx.sources import Source
-from lynxc.runtime.backends.lynx.store import Store
+from lynxc.runtime.backends.lynx.store import TABLE_PREFIX, Store
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
 indexer.BATCH_FILES = 10
 def die(done, total, stage):
@@ -331,14 +370,19 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     return base / "code", sorted(clean.table("code").to_arrow()["id"].to_pylist())
 
 
-def lease_expiry(location: IndexLocation) -> float:
-    import obstore
-
-    return json.loads(bytes(obstore.get(_object_store(location), LEASE_PATH).bytes()))["expires"]
+def lease_expiry(s3: S3Server, index_dir: str) -> float:
+    """When the lease object of the index says it expires (read with boto3)."""
+    bucket, key = object_key(index_dir, LEASE_PATH)
+    return json.loads(boto_client(s3.storage_options()).get_object(Bucket=bucket, Key=key)["Body"].read())[
+        "expires"
+    ]
 
 
 def test_kill_9_of_lynxc_index_holding_the_lease_then_the_next_run_takes_over(
-    big: tuple[Path, list[str]], bucket: str, s3_env: dict[str, str]
+    big: tuple[Path, list[str]],
+    bucket: str,
+    s3_env: dict[str, str],
+    s3_server: S3Server,  # noqa: F811
 ) -> None:
     root, clean = big
     settings = lynx_settings(root, f"s3://{bucket}/index", index_lease_seconds=5)
@@ -357,13 +401,58 @@ def test_kill_9_of_lynxc_index_holding_the_lease_then_the_next_run_takes_over(
     rows = len(chunk_ids(location))
     assert 200 <= rows < 1000 and rows % 200 == 0  # whole batches only
     assert len(find(location, "handler_5")) == 5  # the last commit is readable
-    expires = lease_expiry(location)  # the dead writer's lease is left behind, until it expires
+    expires = lease_expiry(
+        s3_server, settings["index_dir"]
+    )  # the dead writer's lease is left behind, until it expires
     time.sleep(max(0.0, expires - time.time()) + 0.5)
     again = run_index(settings, s3_env)
     assert again.returncode == 0, again.stderr
     assert f"lynxc index: took over the expired writer lease of pid {writer.pid} on host" in again.stderr
     assert report(again.stderr) == (1000, 1000 - rows, 0)
     assert sorted(chunk_ids(location)) == clean  # as a clean run: every chunk once
+
+
+MID_RUN = range(2000)  # ten batches: the run is still writing when its store goes away after the first
+
+
+def test_a_store_gone_mid_run_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    handlers(root, MID_RUN)
+    with start_moto(tmp_path / "moto") as own:  # a server of its own, to kill
+        bucket = own.new_bucket()
+        index_dir = f"s3://{bucket}/index"
+        # The credentials in settings; LanceDB's retry options (the lease takes them too) bound
+        # the time the run goes on retrying a store that is gone.
+        storage = {**own.storage_options(), "client_max_retries": "1", "client_retry_timeout": "5"}
+        settings = lynx_settings(root, index_dir, index_storage=storage)
+        client = boto_client(own.storage_options())
+        versions = object_key(index_dir, f"{TABLE_PREFIX}code.lance/_versions/")
+        writer = subprocess.Popen(
+            index_command(settings), env=no_aws_env(), stderr=subprocess.PIPE, text=True
+        )
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            # The table's creation is its first version, the first batch's commit its second.
+            while client.list_objects_v2(Bucket=versions[0], Prefix=versions[1]).get("KeyCount", 0) < 2:
+                assert writer.poll() is None, "lynxc index ended before its first commit was seen"
+                assert time.monotonic() < deadline, "no commit within the time limit"
+                time.sleep(0.05)
+            own.process.kill()  # the store goes away under the running writer
+            own.process.wait()
+            mid_run = writer.poll() is None
+            _, stderr = writer.communicate(timeout=TIMEOUT)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+            writer.wait()
+    assert mid_run, f"lynxc index finished before its store went away (a bigger corpus?): {stderr}"
+    assert writer.returncode == 1, stderr
+    assert "Traceback" not in stderr and SECRET_KEY not in stderr, stderr
+    lines = [line for line in re.split(r"[\r\n]", stderr) if line.strip()]
+    errors = [line for line in lines if line.startswith("lynxc index:")]
+    assert len(errors) == 1 and index_dir in errors[0], stderr
+    # Apart from it, only the progress bar.
+    assert all(line.startswith("code: [") for line in lines if line != errors[0]), stderr
 
 
 # --- one writer -------------------------------------------------------------------------------
@@ -416,10 +505,11 @@ async def test_credentials_only_in_settings_work_and_never_show(
     storage = s3_server.storage_options()
     settings = lynx_settings(root, f"s3://{bucket}/index", index_storage=storage)
     missing = lynx_settings(root, "s3://no-such-bucket/index", index_storage=storage)
-    # Nothing listens there; LanceDB's retry options (the lease takes them too) bound the wait.
+    # Nothing listens there (port 1 is privileged); LanceDB's retry options (the lease takes them
+    # too) bound the wait.
     refused = {
         **storage,
-        "endpoint": f"http://127.0.0.1:{free_port()}",
+        "endpoint": "http://127.0.0.1:1",
         "client_max_retries": "1",
         "client_retry_timeout": "5",
     }
@@ -455,34 +545,14 @@ async def test_credentials_only_in_settings_work_and_never_show(
 def authenticating_s3(tmp_path: Path) -> Iterator[tuple[str, str, str, subprocess.Popen[bytes]]]:
     """A second moto server, this one checking signatures: (endpoint, key id, secret, process).
     Its first three requests (an IAM user allowed everything, and its key) are unauthenticated."""
-    port = free_port()
-    with open(tmp_path / "moto.log", "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(endpoint + "/moto-api/", timeout=2).close()
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, "moto did not start"
-                time.sleep(0.2)
-        plain = {"endpoint_url": endpoint, "region_name": "us-east-1"}
+    with start_moto(tmp_path / "moto", {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}) as server:
+        plain = {"endpoint_url": server.endpoint, "region_name": "us-east-1"}
         iam = boto3.client("iam", aws_access_key_id="x", aws_secret_access_key="y", **plain)
         iam.create_user(UserName="lynx")
         policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
         iam.put_user_policy(UserName="lynx", PolicyName="all", PolicyDocument=json.dumps(policy))
         key = iam.create_access_key(UserName="lynx")["AccessKey"]
-        yield endpoint, key["AccessKeyId"], key["SecretAccessKey"], process
-    finally:
-        process.kill()
-        process.wait()
+        yield server.endpoint, key["AccessKeyId"], key["SecretAccessKey"], server.process
 
 
 @pytest.mark.anyio

@@ -1,6 +1,7 @@
-"""The writer lease of an object-store index, against moto's real S3 server on 127.0.0.1: created
-once, refused while live, taken over once expired (by exactly one of several takers), kept alive
-by renewal, deleted on release, and a writer that lost it commits nothing more."""
+"""The writer lease of an object-store index, against moto's real S3 server on 127.0.0.1 (its
+conditional writes made atomic, as S3's are: tests/fixtures/moto_s3.py): created once, refused
+while live, taken over once expired (by exactly one of several takers), kept alive by renewal,
+deleted on release, and a writer that lost it commits nothing more."""
 
 from __future__ import annotations
 
@@ -10,20 +11,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import obstore
 import pytest
 
-from lynxc.runtime.backends.lynx.lease import (
-    LEASE_PATH,
-    IndexBusy,
-    Lease,
-    LeaseLost,
-    _object_store,
-    writer_lock,
-)
+from lynxc.runtime.backends.lynx.lease import LEASE_PATH, IndexBusy, Lease, LeaseLost, writer_lock
 from lynxc.runtime.backends.lynx.location import IndexLocation
 from lynxc.runtime.backends.lynx.store import Row, Store
-from tests.fixtures.s3 import SECRET_KEY, s3_server  # noqa: F401
+from tests.fixtures.s3 import SECRET_KEY, boto_client, object_key, s3_server  # noqa: F401
 
 BUSY = r"another `lynxc index` \(pid {pid} on host {host}\) holds the writer lease of {uri} until \d{{4}}-"
 
@@ -34,11 +27,24 @@ def location(s3_server) -> IndexLocation:  # noqa: F811
 
 
 def stored(location: IndexLocation) -> dict | None:
-    """The lease object as the store holds it, None without one."""
+    """The lease object as the store holds it (read with boto3, apart from the code under test),
+    None without one."""
+    client = boto_client(location.options)
     try:
-        return json.loads(bytes(obstore.get(_object_store(location), LEASE_PATH).bytes()))
-    except FileNotFoundError:
+        found = client.get_object(**lease_object(location))
+    except client.exceptions.NoSuchKey:
         return None
+    return json.loads(found["Body"].read())
+
+
+def overwrite(location: IndexLocation, data: bytes) -> None:
+    """Write the lease object as another writer would, unconditionally."""
+    boto_client(location.options).put_object(**lease_object(location), Body=data)
+
+
+def lease_object(location: IndexLocation) -> dict[str, str]:
+    bucket, key = object_key(location.uri, LEASE_PATH)
+    return {"Bucket": bucket, "Key": key}
 
 
 def crashed(lease: Lease) -> None:
@@ -146,20 +152,22 @@ def test_of_several_writers_at_once_exactly_one_takes_the_lease(location: IndexL
             thread.join(timeout=30)
         return won, losers
 
-    won, losers = race(4, 30)  # a fresh index: conditional creates
-    assert len(won) == 1 and len(losers) == 3
-    crashed(won[0])  # and its lease expired: as it was, with an expiry in the past
-    dead = {**won[0].holder, "expires": time.time() - 1}
-    obstore.put(_object_store(location), LEASE_PATH, json.dumps(dead).encode())
-    taken, losers = race(4, 30)  # conditional replacements of the same ETag
-    assert len(taken) == 1 and len(losers) == 3
-    assert taken[0].took_over is not None and taken[0].took_over["id"] == won[0].holder["id"]
-    assert stored(location)["id"] == taken[0].holder["id"]
-    taken[0].release()
+    for _ in range(3):  # a few rounds: a race that two could win shows up more often
+        won, losers = race(4, 30)  # no lease: conditional creates
+        assert len(won) == 1 and len(losers) == 3
+        crashed(won[0])  # and its lease expired: as it was, with an expiry in the past
+        dead = {**won[0].holder, "expires": time.time() - 1}
+        overwrite(location, json.dumps(dead).encode())
+        taken, losers = race(4, 30)  # conditional replacements of the same ETag
+        assert len(taken) == 1 and len(losers) == 3
+        assert taken[0].took_over is not None and taken[0].took_over["id"] == won[0].holder["id"]
+        assert stored(location)["id"] == taken[0].holder["id"]
+        taken[0].release()
+        assert stored(location) is None
 
 
 def test_an_unreadable_lease_expires_by_its_last_modified(location: IndexLocation) -> None:
-    obstore.put(_object_store(location), LEASE_PATH, b"not json {")
+    overwrite(location, b"not json {")
     refused(location, match=BUSY.format(pid=r"\?", host=r"\?", uri=location.uri))
     time.sleep(1.3)
     with writer_lock(location, 1) as lease:  # written over a second ago: expired for a 1 s lease
@@ -187,3 +195,39 @@ def test_lances_own_storage_options_are_taken_by_the_lease(s3_server) -> None:  
     location = IndexLocation.of(f"s3://{s3_server.new_bucket()}/index", options)
     with writer_lock(location, 30) as lease:
         assert lease is not None and stored(location) is not None
+
+
+def test_the_test_servers_conditional_writes_are_atomic() -> None:
+    """The S3 server of these tests runs requests with If-None-Match / If-Match one at a time, as
+    S3 makes them atomic (tests/fixtures/moto_s3.py); others run side by side."""
+    from tests.fixtures.moto_s3 import AtomicConditionalRequests
+
+    inside, most = 0, 0
+    lock = threading.Lock()
+    together = threading.Barrier(4, timeout=30)  # the plain requests all meet inside at once
+
+    def app(environ: dict, start_response: object) -> list[bytes]:
+        nonlocal inside, most
+        if "HTTP_IF_NONE_MATCH" not in environ and "HTTP_IF_MATCH" not in environ:
+            together.wait()
+            return [b"plain"]
+        with lock:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.02)  # a check, then a write
+        with lock:
+            inside -= 1
+        return [b"conditional"]
+
+    served = AtomicConditionalRequests(app)
+    answers: list[list[bytes]] = []
+    for environ in ({"HTTP_IF_NONE_MATCH": "*"}, {"HTTP_IF_MATCH": '"e"'}, {}):
+        threads = [
+            threading.Thread(target=lambda e=environ: answers.append(list(served(e, None)))) for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert most == 1 and not together.broken
+    assert sorted(map(tuple, answers)) == [(b"conditional",)] * 8 + [(b"plain",)] * 4
