@@ -228,11 +228,9 @@ def test_minilm_vectors_are_the_local_engines(tmp_path: Path, lab: Lab) -> None:
     assert_same_answers(answers(s3, ray_dir, "minilm"), answers(s3, local_dir, "minilm"))
 
 
-def test_workers_load_the_model_once_and_their_number_is_set(
-    tmp_path: Path, lab: Lab, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_workers_load_the_model_once_and_their_number_is_set(tmp_path: Path, lab: Lab) -> None:
     s3, cluster = lab.s3, lab.cluster
-    from lynxc.runtime.backends.lynx.distributed import WORKERS_ENV, index_with_ray
+    from lynxc.runtime.backends.lynx.distributed import index_with_ray
 
     root = tmp_path / "code"
     make_tree(root, range(40))
@@ -255,8 +253,8 @@ def test_workers_load_the_model_once_and_their_number_is_set(
 
     for i in range(40):
         (root / f"pkg{i % 7}" / f"mod_{i}.py").write_text(module(i + 100))
-    monkeypatch.setenv(WORKERS_ENV, "1")
-    (report,) = index_with_ray(sources, "code", store, settings, cluster.address, progress_for)
+    one = {**settings, "ray_workers": 1}
+    (report,) = index_with_ray(sources, "code", store, one, cluster.address, progress_for)
     assert (report.changed, len(report.workers), set(report.workers.values())) == (40, 1, {1})
     assert report.tasks > 1
 

@@ -5,7 +5,7 @@ hashes them against the index as indexer.py does, and splits the files to (re)in
 A task carries its files' bytes through Ray's object store, so workers need no disk shared with
 the driver; they need the index's store (an object-store URI, or for a local folder the same path
 on every node) and `lynxc[ray]` installed. Workers are Ray actors, one per CPU of the cluster
-(or `LYNXC_RAY_WORKERS`), each loading the embedder once when it starts, not per task; a task
+(or the `ray_workers` setting), each loading the embedder once when it starts, not per task; a task
 chunks its files, embeds the chunks and writes them as Lance fragments straight into the
 source's table, uncommitted, and returns their metadata.
 
@@ -52,7 +52,7 @@ from .location import IndexLocation
 from .sources import MAX_FILE_BYTES, Source, content_hash
 from .store import ANN_MIN_ROWS, Store, sql_quote
 
-WORKERS_ENV = "LYNXC_RAY_WORKERS"
+WORKERS_ENV = "LYNXC_RAY_WORKERS"  # the `ray_workers` setting, given as the environment
 # Files committed together: a killed driver loses at most this many files' work.
 WAVE_FILES = 5 * BATCH_FILES
 # A task holds at most TASK_FILES files and about TASK_BYTES of them (a file is never split), and
@@ -160,7 +160,7 @@ def index_with_ray(
     RAY_ADDRESS, else a local Ray). Raises RayUnavailable when Ray cannot be used."""
     from lynxc.runtime.backends.retrieval.embedders import DIMENSIONS
 
-    wanted_workers = _workers_setting()
+    wanted_workers = settings.get("ray_workers")
     ray = _connect(address)
     try:
         options = worker_storage_options(store.location)
@@ -214,15 +214,6 @@ def _canonical(key: str) -> str:
     for prefix in ("aws_", "google_", "azure_storage_", "azure_"):
         name = name.removeprefix(prefix)
     return _ALIASES.get(name, name)
-
-
-def _workers_setting() -> int | None:
-    value = os.environ.get(WORKERS_ENV, "").strip()
-    if not value:
-        return None
-    if not value.isdigit() or int(value) < 1:
-        raise RayUnavailable(f"{WORKERS_ENV} must be a whole number of workers, at least 1 (not {value!r})")
-    return int(value)
 
 
 def _connect(address: str | None) -> Any:
@@ -284,7 +275,7 @@ def _start_workers(ray: Any, embedder: str, options: dict[str, str] | None, want
     except GetTimeoutError:
         raise RayUnavailable(
             f"the Ray cluster did not start {count} index workers within {START_SECONDS} s "
-            f"(it has {cpus:g} CPUs; set {WORKERS_ENV} to use fewer)"
+            f"(it has {cpus:g} CPUs; set ray_workers to use fewer)"
         ) from None
     except Exception as err:
         raise RayUnavailable(f"a Ray index worker failed to start: {_one_line(err)}") from None
