@@ -47,9 +47,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .indexer import BATCH_FILES, IndexReport, Progress, _read, file_rows
+from .indexer import BATCH_FILES, IndexReport, Progress, _read, file_rows, plan
 from .location import IndexLocation
-from .sources import MAX_FILE_BYTES, Source, content_hash
+from .sources import Source, content_hash
 from .store import ANN_MIN_ROWS, Store, sql_quote
 
 WORKERS_ENV = "LYNXC_RAY_WORKERS"  # the `ray_workers` setting, given as the environment
@@ -293,17 +293,7 @@ def _index_source(
     ann_min_rows: int,
 ) -> RayIndexReport:
     report = RayIndexReport(source.name)
-    known = store.indexed_hashes(source.name)
-    todo, seen = [], set()
-    for rel, full in source.files():
-        seen.add(rel)
-        if os.path.getsize(full) > MAX_FILE_BYTES:
-            continue
-        data = _read(full)
-        if data is not None and known.get(rel) != content_hash(data):
-            todo.append((rel, full))
-    report.files = len(seen)
-    removed = sorted(set(known) - seen)
+    report.files, todo, removed = plan(source, store)
     report.removed = len(removed)
     store.guard()  # before the table is created, as the local indexer
     uri = store.table(source.name, dimension).to_lance().uri

@@ -42,21 +42,7 @@ def index_source(
 ) -> IndexReport:
     tune_malloc()
     report = IndexReport(source.name)
-    known = store.indexed_hashes(source.name)
-    wanted = list(source.files())
-    report.files = len(wanted)
-    # Only the paths: a file is read once here to hash it and again in its batch, so the bytes
-    # of every changed file (the whole source on a first run) are never held at once.
-    todo: list[tuple[str, str]] = []
-    seen = set()
-    for rel, full in wanted:
-        seen.add(rel)
-        if os.path.getsize(full) > MAX_FILE_BYTES:
-            continue
-        data = _read(full)
-        if data is not None and known.get(rel) != content_hash(data):
-            todo.append((rel, full))
-    removed = sorted(set(known) - seen)
+    report.files, todo, removed = plan(source, store)
     if removed:
         store.replace_files(source.name, removed, [], np.zeros((0, embedder.dimension), dtype=np.float32))
         report.removed = len(removed)
@@ -79,6 +65,26 @@ def index_source(
     store.finish(source.name, ann_min_rows)
     release_free_memory()
     return report
+
+
+def plan(source: Source, store: Store) -> tuple[int, list[tuple[str, str]], list[str]]:
+    """What a run must do, by content hash: (the source's file count, the (relative, absolute)
+    paths of the files new or changed since indexed, the indexed paths that are gone). Both
+    engines start here.
+
+    Only the paths: a file is read once here to hash it and again in its batch, so the bytes of
+    every changed file (the whole source on a first run) are never held at once."""
+    known = store.indexed_hashes(source.name)
+    todo: list[tuple[str, str]] = []
+    seen = set()
+    for rel, full in source.files():
+        seen.add(rel)
+        if os.path.getsize(full) > MAX_FILE_BYTES:
+            continue
+        data = _read(full)
+        if data is not None and known.get(rel) != content_hash(data):
+            todo.append((rel, full))
+    return len(seen), todo, sorted(set(known) - seen)
 
 
 def _next_batch(source: Source, todo: list[tuple[str, str]]) -> tuple[list[str], list[Row], dict[str, str]]:
