@@ -27,6 +27,11 @@ PATH_FORMATS = ("directory-path", "file-path", "path", "path-or-uri")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def is_uri(value: str) -> bool:
+    """`scheme://...` (RFC 3986's scheme syntax): kept as written by a `path-or-uri` setting."""
+    return bool(_URI.match(value))
+
+
 def resolve_paths(
     schema: Mapping[str, Mapping[str, Any]], values: Mapping[str, Any], base: str
 ) -> tuple[dict[str, Any], list[str]]:
@@ -82,7 +87,7 @@ def _path_format(node: Mapping[str, Any]) -> str | None:
 
 
 def _check(raw: str, fmt: str, where: _Where) -> str:
-    if fmt == "path-or-uri" and _URI.match(raw):
+    if fmt == "path-or-uri" and is_uri(raw):
         return raw
     expanded = os.path.expanduser(raw)
     path = os.path.normpath(os.path.join(where.base, expanded))

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+from lynxc.runtime.setting_paths import is_uri
+
 # object_store options that configure its HTTP client rather than the store: obstore takes them
 # apart from the store's configuration (LanceDB takes both in one mapping).
 CLIENT_OPTIONS = {
@@ -35,11 +36,6 @@ _SECRET_KEY = re.compile(
     r"secret|token|password|credential|access_key|account_key|master_key|customer_key|sas|key_id", re.I
 )
 _MIN_SECRET = 6
-
-
-def is_uri(value: str) -> bool:
-    """`scheme://...`; a local folder may also be written `file://...`."""
-    return bool(_URI.match(value))
 
 
 @dataclass(frozen=True)
