@@ -96,7 +96,9 @@ class ToolHost:
             logger.error("loading tool %s failed:\n%s", binding.name, traceback.format_exc())
             return _error(f"tool {binding.name!r} is unavailable: {type(err).__name__}: {err}")
         try:
-            arguments = validate_arguments(tool.input_model, params.arguments or {})
+            arguments = validate_arguments(
+                tool.input_model, params.arguments or {}, self._schemas[binding.name]["inputSchema"]
+            )
         except ArgumentsError as err:
             return _error(f"invalid arguments for {binding.name!r}: {err}")
 
