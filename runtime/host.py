@@ -160,12 +160,14 @@ class ToolHost:
 
 class _StrictServer(Server[Any]):
     """The SDK server, with its Streamable HTTP app answering malformed JSON bodies alike in both
-    protocol eras (see `http_json_bodies`). Whoever serves HTTP gets that by asking the server for
-    its app, as with the SDK's own."""
+    protocol eras (see `http_json_bodies`) and ending quietly a request whose client went away
+    (`http_disconnects`). Whoever serves HTTP gets that by asking the server for its app, as
+    with the SDK's own."""
 
     def streamable_http_app(self, **options: Any) -> Any:
         from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
+        from .http_disconnects import QuietDisconnects
         from .http_json_bodies import StrictJSONBodies
 
         app = super().streamable_http_app(**options)
@@ -174,6 +176,7 @@ class _StrictServer(Server[Any]):
             path=options.get("streamable_http_path", "/mcp"),
             max_body_size=options.get("max_request_body_size", DEFAULT_MAX_REQUEST_BODY_SIZE),
         )
+        app.add_middleware(QuietDisconnects)  # added last: outermost, it sees every failure
         return app
 
 
