@@ -19,15 +19,10 @@ gone with one debug line. `ClientGoneFilter` drops the SDK's error logs of those
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Send
 
 logger = logging.getLogger("lynxc.runtime.http")
-
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Message, Receive, Send], Awaitable[None]]
 
 
 class QuietDisconnects:

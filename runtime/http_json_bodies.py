@@ -54,7 +54,7 @@ class StrictJSONBodies:
                 try:
                     parse_frame(body)
                 except FrameError as err:
-                    await _answer(send, err.answer)
+                    await send_error_answer(send, err.answer)
                     return
                 received = [{"type": "http.request", "body": body, "more_body": False}]
                 break
@@ -79,8 +79,9 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-async def _answer(send: Send, answer: types.JSONRPCError) -> None:
+async def send_error_answer(send: Send, answer: types.JSONRPCError, status: int = 400) -> None:
+    """`answer` as the whole HTTP response, a JSON body with `status`."""
     body = answer.model_dump_json(by_alias=True, exclude_unset=True).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -62,6 +62,7 @@ def _serve_http(server: Any, host: str, port: int, options: HttpOptions) -> None
         transport_security=security,
         session_idle_timeout=options.session_idle_timeout,
         max_sessions=options.max_sessions,
+        max_sessions_per_client=options.max_sessions_per_client,
     )
     warning = exposure_warning(host, names)
     if warning:
