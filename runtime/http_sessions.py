@@ -21,10 +21,10 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Hashable
-from typing import Any
 
 import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Send
 
@@ -37,7 +37,7 @@ VERSION_HEADER = b"mcp-protocol-version"
 
 
 class SessionsPerClient:
-    def __init__(self, app: ASGIApp, *, session_manager: Any, path: str, limit: int):
+    def __init__(self, app: ASGIApp, *, session_manager: StreamableHTTPSessionManager, path: str, limit: int):
         self.app = app
         self.session_manager = session_manager
         self.path = path.rstrip("/")
