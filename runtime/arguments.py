@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .null_arguments import refused_nulls
 from .wire_values import NotJSONError, encode_json
 
 M = TypeVar("M", bound=BaseModel)
@@ -35,34 +36,58 @@ _NOT_JSON_MESSAGES = {
 class ArgumentsError(ValueError):
     """Arguments the inputSchema rejects; the message names each field and rule."""
 
+    def __init__(self, problems: list[tuple[str, str]]):
+        """`problems`: (field, what is wrong with it, with the rule), in the order found."""
+        super().__init__("; ".join(f"{field}: {text}" for field, text in problems))
+        self.problems = problems
 
-def validate_arguments(model: type[M], arguments: Mapping[str, Any]) -> M:
-    """The input model for `arguments`, or ArgumentsError naming every problem."""
+
+def validate_arguments(
+    model: type[M], arguments: Mapping[str, Any], input_schema: Mapping[str, Any] | None = None
+) -> M:
+    """The input model for `arguments`, or ArgumentsError naming every problem. With the
+    published `input_schema`, a null it refuses is a problem too (`null_arguments`), though the
+    model, which takes None for an omitted parameter, would accept it."""
+    nulls = refused_nulls(input_schema, arguments) if input_schema is not None else {}
+    null_problems = [(_field(loc), text) for loc, text in nulls.items()]
+    try:
+        valid = _validate_strictly(model, arguments)
+    except ArgumentsError as err:
+        # A null the model refuses too (a required parameter, an enum) is named once, in the
+        # model's words.
+        named = {field for field, _ in err.problems}
+        raise ArgumentsError([*(p for p in null_problems if p[0] not in named), *err.problems]) from None
+    if null_problems:
+        raise ArgumentsError(null_problems)
+    return valid
+
+
+def _validate_strictly(model: type[M], arguments: Mapping[str, Any]) -> M:
     try:
         return _validate(model, arguments)
     except ValidationError as err:
         repaired = _integral_floats_as_integers(arguments, err)
         if repaired is None:
-            raise ArgumentsError(describe_validation_error(err)) from None
+            raise ArgumentsError(validation_problems(err)) from None
     try:
         return _validate(model, repaired)
     except ValidationError as err:
-        raise ArgumentsError(describe_validation_error(err)) from None
+        raise ArgumentsError(validation_problems(err)) from None
 
 
-def describe_validation_error(err: ValidationError) -> str:
-    """`maxResults: Input should be less than or equal to 100 (rule less_than_equal)`: the
+def validation_problems(err: ValidationError) -> list[tuple[str, str]]:
+    """(`maxResults`, `Input should be less than or equal to 100 (rule less_than_equal)`): the
     field and the rule, for each problem."""
     problems = []
     for error in err.errors(include_url=False):
         field = _field(error["loc"])
         if error["type"] == "extra_forbidden":
-            problems.append(f"{field}: unknown parameter (rule additionalProperties)")
+            problems.append((field, "unknown parameter (rule additionalProperties)"))
         elif error["type"] == "missing":
-            problems.append(f"{field}: required parameter is missing (rule required)")
+            problems.append((field, "required parameter is missing (rule required)"))
         else:
-            problems.append(f"{field}: {error['msg']} (rule {error['type']})")
-    return "; ".join(problems)
+            problems.append((field, f"{error['msg']} (rule {error['type']})"))
+    return problems
 
 
 def _validate(model: type[M], arguments: Mapping[str, Any]) -> M:
@@ -71,7 +96,7 @@ def _validate(model: type[M], arguments: Mapping[str, Any]) -> M:
     except NotJSONError as err:
         # NaN or a lone surrogate can reach here from a lenient JSON parser upstream.
         message = _NOT_JSON_MESSAGES.get(err.rule, err.reason)
-        raise ArgumentsError(f"{_field(err.path)}: {message} (rule {err.rule})") from None
+        raise ArgumentsError([(_field(err.path), f"{message} (rule {err.rule})")]) from None
     return model.model_validate_json(payload, strict=True, by_alias=True, by_name=False)
 
 

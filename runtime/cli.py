@@ -13,6 +13,7 @@ from .defaults import (
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_HOST,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_PAGE_SIZE,
     DEFAULT_PORT,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -68,6 +69,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"refuse a new session (503) while this many are open (default {DEFAULT_MAX_SESSIONS})",
     )
     http.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS_PER_CLIENT,
+        metavar="N",
+        help="refuse a client a new session (429) while it holds this many: its authenticated "
+        "identity, else its remote address, which clients behind one proxy or on this machine share "
+        f"(default {DEFAULT_MAX_SESSIONS_PER_CLIENT})",
+    )
+    http.add_argument(
         "--header-timeout",
         type=float,
         default=DEFAULT_HEADER_TIMEOUT,
@@ -110,6 +120,7 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
         http=HttpOptions(
             session_idle_timeout=args.session_idle_timeout,
             max_sessions=args.max_sessions,
+            max_sessions_per_client=args.max_sessions_per_client,
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
             allowed_hosts=tuple(args.allowed_hosts),
@@ -126,6 +137,8 @@ def _usage_problems(args: argparse.Namespace) -> list[str]:
         problems.append("--page-size must be at least 1")
     if args.max_sessions < 1:
         problems.append("--max-sessions must be at least 1")
+    if args.max_sessions_per_client < 1:
+        problems.append("--max-sessions-per-client must be at least 1")
     for flag in ("session_idle_timeout", "header_timeout", "body_timeout"):
         seconds = getattr(args, flag)
         if not (math.isfinite(seconds) and seconds > 0):

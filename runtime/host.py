@@ -96,7 +96,9 @@ class ToolHost:
             logger.error("loading tool %s failed:\n%s", binding.name, traceback.format_exc())
             return _error(f"tool {binding.name!r} is unavailable: {type(err).__name__}: {err}")
         try:
-            arguments = validate_arguments(tool.input_model, params.arguments or {})
+            arguments = validate_arguments(
+                tool.input_model, params.arguments or {}, self._schemas[binding.name]["inputSchema"]
+            )
         except ArgumentsError as err:
             return _error(f"invalid arguments for {binding.name!r}: {err}")
 
@@ -158,20 +160,33 @@ class ToolHost:
 
 class _StrictServer(Server[Any]):
     """The SDK server, with its Streamable HTTP app answering malformed JSON bodies alike in both
-    protocol eras (see `http_json_bodies`). Whoever serves HTTP gets that by asking the server for
+    protocol eras (see `http_json_bodies`), ending quietly a request whose client went away
+    (`http_disconnects`) and bounding the sessions one client holds (`http_sessions`; the
+    option `max_sessions_per_client`). Whoever serves HTTP gets that by asking the server for
     its app, as with the SDK's own."""
 
     def streamable_http_app(self, **options: Any) -> Any:
         from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+        from starlette.middleware import Middleware
 
+        from .defaults import DEFAULT_MAX_SESSIONS_PER_CLIENT
+        from .http_disconnects import QuietDisconnects
         from .http_json_bodies import StrictJSONBodies
+        from .http_sessions import SessionsPerClient
 
+        per_client = options.pop("max_sessions_per_client", DEFAULT_MAX_SESSIONS_PER_CLIENT)
+        path = options.get("streamable_http_path", "/mcp")
         app = super().streamable_http_app(**options)
+        # Innermost: after any authentication, so that a caller's identity is known.
+        app.user_middleware.append(
+            Middleware(SessionsPerClient, session_manager=self.session_manager, path=path, limit=per_client)
+        )
         app.add_middleware(
             StrictJSONBodies,
-            path=options.get("streamable_http_path", "/mcp"),
+            path=path,
             max_body_size=options.get("max_request_body_size", DEFAULT_MAX_REQUEST_BODY_SIZE),
         )
+        app.add_middleware(QuietDisconnects)  # added last: outermost, it sees every failure
         return app
 
 

@@ -1,13 +1,17 @@
-"""Streamable HTTP: a POST body that is not strict JSON is answered 400 with a -32700 body.
+"""Streamable HTTP: a POST body that is not one JSON-RPC message is answered 400, as stdio answers.
 
 The SDK parses a body two ways. Its handshake-era (2025) transport uses pydantic's parser,
 which refuses invalid UTF-8 and lone surrogate escapes with a parse error but takes NaN and
 Infinity as numbers. Its 2026-07-28 entry uses `json.loads`, which also accepts `"\\ud800"`:
 the request is then served with a string that is not Unicode text.
-This middleware checks every JSON POST to the MCP endpoint with the same strict parser as the
-stdio transport (`jsonrpc_frames.strict_json`), so both eras answer alike; a well-formed body
-is passed on unchanged. Bodies over the SDK's size limit are passed on unchecked, for the SDK
-to answer 413 without this buffering more than it would.
+Past parsing, the handshake-era transport answers JSON that is not a JSON-RPC message (`[]`,
+a request without a method, `params: "x"`) with -32602 and a dump of pydantic's union errors,
+and takes a request whose id is an object for a notification (202, no answer ever).
+This middleware checks every JSON POST to the MCP endpoint as the stdio transport checks a
+line (`jsonrpc_frames.parse_frame`: strict JSON, -32700, then the envelope, -32600), so both
+eras and both transports answer alike; a well-formed body is passed on unchanged. Bodies over
+the SDK's size limit are passed on unchecked, for the SDK to answer 413 without this
+buffering more than it would.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .jsonrpc_frames import parse_error, strict_json
+import mcp_types as types
+
+from .jsonrpc_frames import FrameError, parse_frame
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -46,9 +52,9 @@ class StrictJSONBodies:
             if not message.get("more_body", False):
                 body = b"".join(part.get("body", b"") for part in received)
                 try:
-                    strict_json(body)
-                except ValueError as err:
-                    await _answer_parse_error(send, str(err))
+                    parse_frame(body)
+                except FrameError as err:
+                    await send_error_answer(send, err.answer)
                     return
                 received = [{"type": "http.request", "body": body, "more_body": False}]
                 break
@@ -73,8 +79,9 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-async def _answer_parse_error(send: Send, detail: str) -> None:
-    body = parse_error(detail).model_dump_json(by_alias=True, exclude_unset=True).encode()
+async def send_error_answer(send: Send, answer: types.JSONRPCError, status: int = 400) -> None:
+    """`answer` as the whole HTTP response, a JSON body with `status`."""
+    body = answer.model_dump_json(by_alias=True, exclude_unset=True).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -99,16 +99,6 @@ class DeadlineH11Protocol(H11Protocol):
         self.transport.close()
 
 
-class ClientDisconnectFilter(logging.Filter):
-    """Drops the SDK's error log, with traceback, of a request whose client went away mid-body:
-    a hang-up, or a body cut off by its deadline, is not a server error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from starlette.requests import ClientDisconnect
-
-        return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
-
-
 def with_deadlines(header_timeout: float, body_timeout: float) -> type[DeadlineH11Protocol]:
     """The protocol class for uvicorn's `http=` option, with these deadlines."""
     return type(

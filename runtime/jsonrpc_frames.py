@@ -3,7 +3,10 @@
 JSON text is UTF-8 (RFC 8259) with no lone surrogates and no NaN or Infinity. A frame that is
 not such JSON is answered with -32700 Parse error; JSON that is not a JSON-RPC message (an
 object without `jsonrpc`/`method`, an array batch, which MCP does not use) with -32600 Invalid
-Request. Per JSON-RPC 2.0 the answer's id is null unless the request's id could be read.
+Request, as is a request whose `id` is not a string or an integer (MCP allows no null id, and
+the SDK would take a message with an object id for a notification, answering nothing). Per
+JSON-RPC 2.0 the answer's id is null unless the request's id could be read. Both transports
+answer through here: stdio per line, Streamable HTTP per POST body (`http_json_bodies`).
 """
 
 from __future__ import annotations
@@ -35,10 +38,17 @@ def parse_frame(data: bytes) -> types.JSONRPCMessage:
         decoded = strict_json(data)
     except ValueError as err:
         raise FrameError(parse_error(str(err))) from None
+    if isinstance(decoded, dict) and "method" in decoded and "id" in decoded and _request_id(decoded) is None:
+        raise FrameError(_invalid_request(decoded, "id must be a string or an integer"))
     try:
         return types.jsonrpc_message_adapter.validate_python(decoded, by_name=False)
     except ValidationError:
-        raise FrameError(_invalid_request(decoded)) from None
+        what = (
+            "send one JSON-RPC message per frame (MCP has no batches)"
+            if isinstance(decoded, list)
+            else "not a JSON-RPC 2.0 request, notification or response"
+        )
+        raise FrameError(_invalid_request(decoded, what)) from None
 
 
 def parse_error(detail: str) -> types.JSONRPCError:
@@ -49,15 +59,11 @@ def parse_error(detail: str) -> types.JSONRPCError:
     )
 
 
-def _invalid_request(decoded: Any) -> types.JSONRPCError:
-    if isinstance(decoded, list):
-        message = "Invalid Request: send one JSON-RPC message per frame (MCP has no batches)"
-    else:
-        message = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+def _invalid_request(decoded: Any, what: str) -> types.JSONRPCError:
     return types.JSONRPCError(
         jsonrpc="2.0",
         id=_request_id(decoded),
-        error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid Request: {what}"),
     )
 
 

@@ -46,8 +46,9 @@ def _serve_http(server: Any, host: str, port: int, options: HttpOptions) -> None
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from .http_disconnects import ClientGoneFilter
     from .http_hosts import allowed_hosts, allowed_origins, exposure_warning, served_names
-    from .http_timeouts import ClientDisconnectFilter, with_deadlines
+    from .http_timeouts import with_deadlines
 
     names = served_names(host, list(options.allowed_hosts))
     # Rebinding protection on for every bind address: the SDK would turn it off off loopback.
@@ -61,12 +62,13 @@ def _serve_http(server: Any, host: str, port: int, options: HttpOptions) -> None
         transport_security=security,
         session_idle_timeout=options.session_idle_timeout,
         max_sessions=options.max_sessions,
+        max_sessions_per_client=options.max_sessions_per_client,
     )
     warning = exposure_warning(host, names)
     if warning:
         print(f"lynxc: {warning}", file=sys.stderr, flush=True)
     print(f"lynxc: serving {server.name} on http://{_url_host(host)}:{port}/mcp", file=sys.stderr, flush=True)
-    logging.getLogger("mcp.server.streamable_http").addFilter(ClientDisconnectFilter())
+    logging.getLogger("mcp.server.streamable_http").addFilter(ClientGoneFilter())
     protocol = with_deadlines(options.header_timeout, options.body_timeout)
     uvicorn.run(app, host=host, port=port, log_level="warning", http=protocol)
 

@@ -58,6 +58,9 @@ def _type_list_nullables(schema: Any) -> Any:
         and not (members[0]["type"] == "object" and isinstance(members[0].get("additionalProperties"), dict))
     ):
         core = members[0]
+        if "enum" in core and None not in core["enum"]:
+            # The null member admits null; an enum beside a type list must list it to say so.
+            core = {**core, "enum": [*core["enum"], None]}
         del out["anyOf"]
         out = {**core, "type": [core["type"], "null"], **out}
     return out

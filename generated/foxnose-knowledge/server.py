@@ -66,7 +66,7 @@ SERVER = ServerDefinition(
         'models/discover_resources.py': 'cf215b16c0043db6977b7a319204729d695b55379cc08b8ccac38b261ba95c17',
         'models/get_record.py': '307003d91f0bd584561ba27972db47dbcf0e63a5a3436b7f855417209b3e9f39',
         'models/query_records.py': '15646a710a73f57cb5df4be7f4a5023a91843b15969966cbf1c9a349843e370c',
-        'models/records_countries.py': 'd2637afa734ec7b66c0ab272b6a3e6963a3e1869cf4a3473def8ce60f93841be',
+        'models/records_countries.py': '2fdeaec3643731b10d6cb15617e4c397d1d42974bbf9488f9a1d2be8bd9f5dd0',
         'models/records_peps.py': 'bcc178266c7803c1dc51b343e2e2321aef68311291e160a94967957076b1e08e',
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
         'models/search_records.py': 'ab671cb03979e8b09a90d8a845c6bb6af626f3063426af73ffd2729e41522c65',

@@ -63,7 +63,7 @@ SERVER = ServerDefinition(
     ),
     files_sha256={
         'models/read_url.py': '7322f7c5b8f3fb710fbd411cbaa13aa39928bc60c7e58fc001dd019436c0087c',
-        'models/research.py': 'ce5c50934467d29f7f3a84ec7089281bceada763239fb92d46d98e355ff4012d',
+        'models/research.py': 'dbb8bfb831bec1bd13847cba94736c97ecdb47dae016828016ee417480e1caf2',
         'models/search.py': 'f2fb36cd8eb0a9b93697a9fbe1d7eaf8eb8629241150681ca65690b88e66de5f',
         'models/status.py': 'f7b69ad7cecd88d6de299194c50ad70a36a331ecb4c274886b4b839ae10c8271',
         'tools.json': 'bff21103b66e6e0154be12d003024ecd5fa1acd3b44b5ed357b9bc5e81b4060a',

@@ -57,7 +57,7 @@ SERVER = ServerDefinition(
         ),
     ),
     files_sha256={
-        'models/deep_search.py': '3bdf09f4b0f79fa17e81bba70a166d78d16295f94a111425c3caf86225b2cbdd',
+        'models/deep_search.py': 'e9c00b5d7de326d943a016803cd1a16a2e1d0bff0545159ce8dbe0b412e64cd0',
         'models/list_sources.py': '236e920ed5d52d62d3af9545909a8ed6fe05704e3eca60c9bfd28f1357b725f6',
         'models/search.py': 'fa86fdbf2867f778945c9c93eef7ddb1db85b8c5d1c82593591cafbfaec9df5a',
         'tools.json': 'e88a82e4be4348e33cfd29ca2596ea9984772bcec8904dbf4a8330170f9c96f1',

@@ -1,6 +1,8 @@
 """Streamable HTTP answers a body that is not JSON (a lone surrogate escape, invalid UTF-8,
-NaN) with 400 and a -32700 JSON-RPC error, in both protocol eras, through the generated
-dot-harness server run as a real process; a real MCP client is served normally afterwards."""
+NaN) with 400 and a -32700 JSON-RPC error, and JSON that is not one JSON-RPC message (no
+method, `params: "x"`, a batch, an object as id) with 400 and the very -32600 answer stdio
+gives the same frame, in both protocol eras, through the generated dot-harness server run as
+a real process; a real MCP client is served normally afterwards."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from mcp import Client
 
 from tests.conftest import http_server
+from tests.runtime.test_stdio import raw_server
 
 pytestmark = pytest.mark.anyio
 
@@ -21,6 +24,16 @@ BAD_BODIES = {
     "lone-surrogate-escape": rb'"query":"\ud800"',
     "invalid-utf8": b'"query":"caf\xe9"',
     "nan": b'"query":"x","maxResults":NaN',
+}
+
+
+# JSON that is not a JSON-RPC message, as the issue found each answered over HTTP.
+NOT_MESSAGES = {
+    "no-method": b'{"jsonrpc":"2.0","id":18}',
+    "params-not-an-object": b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":"x"}',
+    "empty-batch": b"[]",
+    "object-id": b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+    "null-id": b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
 }
 
 
@@ -59,6 +72,33 @@ def test_modern_era_bad_body_is_a_parse_error(url: str, case: str) -> None:
 
 @pytest.mark.parametrize("case", sorted(BAD_BODIES))
 def test_handshake_era_bad_body_is_a_parse_error(url: str, case: str) -> None:
+    with httpx.Client(timeout=30) as http:
+        assert_parse_error(
+            http.post(url, headers=handshake_session(http, url), content=tools_call(BAD_BODIES[case]))
+        )
+
+
+async def test_not_a_message_is_answered_as_stdio_answers_it(url: str) -> None:
+    """Per frame: stdio's answer, and HTTP's in both eras, are the same -32600 error (HTTP: 400)."""
+    async with raw_server() as stdio:
+        over_stdio = {}
+        for case, frame in NOT_MESSAGES.items():
+            await stdio.send(frame)
+            over_stdio[case] = await stdio.receive()
+    with httpx.Client(timeout=30) as http:
+        eras = {
+            "handshake": handshake_session(http, url),
+            "modern": {**ACCEPT, "MCP-Protocol-Version": MODERN},
+        }
+        for case, frame in NOT_MESSAGES.items():
+            assert over_stdio[case]["error"]["code"] == -32600, case
+            for era, headers in eras.items():
+                response = http.post(url, headers=headers, content=frame)
+                assert (response.status_code, response.json()) == (400, over_stdio[case]), (case, era)
+
+
+def handshake_session(http: httpx.Client, url: str) -> dict[str, str]:
+    """Headers of an initialized 2025-era session."""
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -69,15 +109,14 @@ def test_handshake_era_bad_body_is_a_parse_error(url: str, case: str) -> None:
             "clientInfo": {"name": "raw", "version": "1"},
         },
     }
-    with httpx.Client(timeout=30) as http:
-        opened = http.post(url, headers=ACCEPT, json=initialize)
-        session = {
-            **ACCEPT,
-            "Mcp-Session-Id": opened.headers["mcp-session-id"],
-            "MCP-Protocol-Version": "2025-06-18",
-        }
-        http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-        assert_parse_error(http.post(url, headers=session, content=tools_call(BAD_BODIES[case])))
+    opened = http.post(url, headers=ACCEPT, json=initialize)
+    session = {
+        **ACCEPT,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return session
 
 
 async def test_a_real_client_is_served_after_bad_bodies(url: str) -> None:

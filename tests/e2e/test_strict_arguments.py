@@ -1,7 +1,8 @@
-"""Every integer, number and boolean parameter of every bundled tool, through its generated
-server and a real MCP client: what the published inputSchema rejects, the server rejects
-(`true` for an integer, `"3"` for a number, `1` for a boolean), naming the field and the rule;
-and what it accepts (`3.0` for an integer, as JSON Schema counts it), the server accepts."""
+"""Every parameter of every bundled tool, through its generated server and a real MCP client:
+what the published inputSchema rejects, the server rejects (`true` for an integer, `"3"` for a
+number, `1` for a boolean, `null` wherever the schema excludes it), naming the field and the
+rule; and what it accepts (`3.0` for an integer, as JSON Schema counts it; `null` where it
+admits it), the server accepts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, stdio_client
+from tests.refused_nulls import admits_null, null_failures, valid_required
 
 pytestmark = pytest.mark.anyio
 
@@ -43,19 +45,6 @@ def typed_params(server: str) -> list[tuple[str, str, str, dict[str, Any]]]:
         for name, schema in tool["inputSchema"].get("properties", {}).items()
         if (kind := scalar_type(schema))
     ]
-
-
-def valid_required(tool: dict[str, Any], scratch: Path) -> dict[str, Any]:
-    """Values for the required parameters that pass validation and make the backend end fast."""
-    out = {}
-    schema = tool["inputSchema"]
-    for name in schema.get("required", []):
-        prop = schema["properties"][name]
-        if prop.get("type") == "array":
-            out[name] = ["x"] * max(prop.get("minItems", 1), 1)
-        else:
-            out[name] = str(scratch) if "path" in name else "x"
-    return out
 
 
 def integral(schema: dict[str, Any]) -> float:
@@ -105,3 +94,35 @@ async def test_integral_floats_are_integers(server: str, tmp_path: Path) -> None
             if result.content[0].text.startswith("invalid arguments"):
                 failures.append((tool_name, param, result.content[0].text[:200]))
     assert not failures
+
+
+def test_every_bundled_server_has_parameters_that_refuse_null() -> None:
+    """The parameters the issue found taking `null` as "absent" are among those checked below."""
+    refusing = {
+        (server, tool["name"], param)
+        for server in SERVERS
+        for tool in tools(server)
+        for param in tool["inputSchema"].get("properties", {})
+        if not admits_null(tool, param)
+    }
+    found = {
+        ("agent-tool", "grep", "path"),
+        ("agent-tool", "grep", "file_path"),
+        ("agent-tool", "grep", "glob"),
+        ("agent-tool", "glob", "path"),
+        ("countries-sql", "region_summary", "region"),
+        ("countries-sql", "find_countries", "min_area"),
+        *(
+            ("foxnose-knowledge", tool, param)
+            for tool in ("query_records", "search_records")
+            for param in ("filters", "locales", "populate")
+        ),
+        ("foxnose-knowledge", "query_records", "sort"),
+    }
+    assert found <= refusing
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_null_is_refused_where_the_schema_excludes_it(server: str, tmp_path: Path) -> None:
+    async with stdio_client(server) as client:
+        assert not await null_failures(client, tools(server), tmp_path)

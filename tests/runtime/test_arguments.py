@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -69,3 +69,78 @@ def test_what_the_schema_rejects_is_rejected(arguments: dict[str, Any], message:
     with pytest.raises(ArgumentsError) as refused:
         validate_arguments(Input, arguments)
     assert str(refused.value).startswith(message)
+
+
+class Filter(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    field: str
+    op: Literal["eq", "ne"] = "eq"
+
+
+class Optionals(BaseModel):
+    """As the generator writes optional parameters: None stands for an omitted one."""
+
+    model_config = ConfigDict(extra="forbid")
+    pattern: str
+    path: str | None = None
+    filters: list[Filter] | None = None
+    either: int | str | None = None
+    cursor: str | None = None
+
+
+OPTIONALS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string"},
+        "path": {"type": "string"},
+        "filters": {"type": "array", "items": {"$ref": "#/$defs/Filter"}},
+        "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "cursor": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+    "$defs": {
+        "Filter": {
+            "type": "object",
+            "properties": {"field": {"type": "string"}, "op": {"enum": ["eq", "ne"], "default": "eq"}},
+            "required": ["field"],
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"pattern": "x", "path": None}, "path: Input should be a valid string (rule string_type)"),
+        ({"pattern": "x", "filters": None}, "filters: Input should be a valid array (rule list_type)"),
+        (
+            {"pattern": "x", "filters": [{"field": None}]},
+            "filters.0.field: Input should be a valid string (rule string_type)",
+        ),
+        (
+            {"pattern": "x", "either": None},
+            "either: Input should be a valid integer or a valid string (rule anyOf)",
+        ),
+        # Named once, in the model's words, when the model refuses the null too.
+        ({"pattern": None}, "pattern: Input should be a valid string (rule string_type)"),
+        (
+            {"pattern": "x", "filters": [{"field": "a", "op": None}]},
+            "filters.0.op: Input should be 'eq' or 'ne' (rule literal_error)",
+        ),
+        (
+            {"pattern": 1, "path": None},
+            "path: Input should be a valid string (rule string_type); "
+            "pattern: Input should be a valid string (rule string_type)",
+        ),
+    ],
+)
+def test_nulls_the_schema_refuses_are_refused(arguments: dict[str, Any], message: str) -> None:
+    with pytest.raises(ArgumentsError) as refused:
+        validate_arguments(Optionals, arguments, OPTIONALS_SCHEMA)
+    assert str(refused.value) == message
+
+
+def test_nulls_the_schema_admits_pass() -> None:
+    valid = validate_arguments(Optionals, {"pattern": "x", "cursor": None}, OPTIONALS_SCHEMA)
+    assert valid.cursor is None and valid.path is None

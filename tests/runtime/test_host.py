@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import LYNXC, ROOT
+from tests.refused_nulls import null_failures
 
 pytestmark = pytest.mark.anyio
 # A hang guard, not a time assertion: an unserializable response used to leave the client waiting.
@@ -203,6 +204,13 @@ async def test_what_the_input_schema_accepts_is_accepted(fixture_project: Path) 
     assert echo == {"n": 3, "x": 2.0, "flag": False, "maxItems": 4, "depth": None}
     assert type(echo["n"]) is int
     assert listed["typed_args"].input_schema["properties"]["n"]["type"] == "integer"
+
+
+async def test_null_is_refused_where_the_schema_excludes_it(fixture_project: Path, tmp_path: Path) -> None:
+    """The generic null check (tests/refused_nulls.py) on a spec a test builds, with user backends."""
+    tools = json.loads((fixture_project / "generated" / "fixture" / "tools.json").read_text())["tools"]
+    async with client_for(fixture_project) as client:
+        assert not await null_failures(client, tools, tmp_path)
 
 
 # Results: one conversion rule, and every failure a tool error ------------------------------

@@ -1,5 +1,6 @@
-"""Streamable HTTP limits: idle sessions expire, a session cap, deadlines for a trickled request
-head or body, and which Host headers DNS-rebinding protection accepts for each bind address.
+"""Streamable HTTP limits: idle sessions expire, a session cap and a bound per client, deadlines
+for a trickled request head or body, and which Host headers DNS-rebinding protection accepts
+for each bind address.
 
 Servers bind 127.0.0.1 only; the wildcard bind is checked in-process without binding. Waits are
 bounded; no test asserts how long anything took."""
@@ -29,6 +30,11 @@ INITIALIZE = {
     "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }
 PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def server(*options: str) -> AbstractContextManager[tuple[int, subprocess.Popen]]:
@@ -76,6 +82,66 @@ def test_sessions_beyond_the_cap_are_refused() -> None:
         refused = client.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=ACCEPT)
         assert refused.status_code == 503
         assert all(ping(client, port, s) == 200 for s in kept)
+
+
+def test_one_client_cannot_take_every_session() -> None:
+    """Past its bound a client is refused (429) a new session; another client (another remote
+    address: 127.0.0.2 is loopback too) opens its own, and the first keeps those it holds."""
+    url_of = "http://127.0.0.1:{}/mcp".format
+    other_address = httpx.HTTPTransport(local_address="127.0.0.2")
+    with (
+        server("--max-sessions-per-client", "3") as (port, _),
+        httpx.Client() as first,
+        httpx.Client(transport=other_address) as second,
+    ):
+        held = [open_session(first, port) for _ in range(3)]
+        refused = first.post(url_of(port), json=INITIALIZE, headers=ACCEPT)
+        assert refused.status_code == 429
+        assert "--max-sessions-per-client" in refused.json()["error"]["message"]
+        assert [open_session(second, port) for _ in range(3)]
+        assert all(ping(first, port, session) == 200 for session in held)
+        # A request of the 2026-07-28 era opens no session: it is served at the bound.
+        modern = {**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
+        listed = first.post(
+            url_of(port),
+            json={**PING, "method": "tools/list", "params": {"_meta": MODERN_META}},
+            headers=modern,
+        )
+        assert listed.status_code == 200, listed.text
+        # Ending a session gives its place back.
+        ended = first.delete(
+            url_of(port), headers={**ACCEPT, "mcp-session-id": held[0], "mcp-protocol-version": PROTOCOL}
+        )
+        assert ended.status_code == 200
+        assert open_session(first, port)
+
+
+def test_an_expired_session_gives_its_place_back() -> None:
+    with (
+        server("--max-sessions-per-client", "1", "--session-idle-timeout", "1") as (port, _),
+        httpx.Client() as client,
+    ):
+        opened = open_session(client, port)
+        assert client.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=ACCEPT).status_code == 429
+        assert wait_until_expired(client, port, [opened], idle=1) == [opened]
+        assert open_session(client, port)
+
+
+def test_an_authenticated_caller_is_one_client_at_any_address() -> None:
+    """Once a server authenticates callers, the bound follows the identity, not the address."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    from lynxc.runtime.http_sessions import client_key
+
+    def caller(address: str, client_id: str) -> dict:
+        token = AccessToken(token="t", client_id=client_id, scopes=[], subject="alice")
+        return {"client": (address, 40000), "user": AuthenticatedUser(token)}
+
+    assert client_key(caller("10.0.0.1", "app")) == client_key(caller("10.0.0.2", "app"))
+    assert client_key(caller("10.0.0.1", "app")) != client_key(caller("10.0.0.1", "other"))
+    assert client_key({"client": ("10.0.0.1", 1)}) != client_key({"client": ("10.0.0.2", 1)})
+    assert client_key({"client": ("10.0.0.1", 1)}) == client_key({"client": ("10.0.0.1", 2)})
 
 
 # Request deadlines --------------------------------------------------------------------------
@@ -226,6 +292,7 @@ def test_a_loopback_bind_says_nothing(
         ),
         (("--header-timeout", "nan"), "--header-timeout must be a positive number of seconds, got nan"),
         (("--max-sessions", "0"), "--max-sessions must be at least 1"),
+        (("--max-sessions-per-client", "0"), "--max-sessions-per-client must be at least 1"),
         (("--allowed-host", "a/b"), "--allowed-host 'a/b': expected a host name or address"),
     ],
 )

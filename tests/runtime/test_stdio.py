@@ -93,6 +93,11 @@ def tools_call(request_id: int, arguments: bytes) -> bytes:
         (b"[]", -32600, None),
         (b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]', -32600, None),
         (b'{"jsonrpc":"2.0","id":2,"method":5}', -32600, 2),  # its id is readable: answered to it
+        # MCP ids are strings or integers: the SDK took these for notifications, answering nothing.
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, None),
     ],
     ids=[
         "lone-high-surrogate-escape",
@@ -107,6 +112,10 @@ def tools_call(request_id: int, arguments: bytes) -> bytes:
         "empty-batch",
         "batch",
         "bad-method",
+        "object-id",
+        "null-id",
+        "boolean-id",
+        "fraction-id",
     ],
 )
 async def test_malformed_frames_are_answered_and_serving_goes_on(frame: bytes, code: int, answer_id) -> None:
