@@ -16,9 +16,9 @@ Figures, printed side by side:
 - `get_record` p50 over MCP;
 - the peak RSS of the serving process.
 
-    python bench/records_scale.py [--records 1000000] [--calls 50] [--keep DIR [--reuse-store]]
+    python bench/records_scale.py [--records 1000000] [--calls 50] [--keep DIR [--reuse-store]] [--smoke]
 
-`--records 10000` is a smoke test (a minute). `--keep DIR` keeps the generated records and the
+`--smoke` is a tiny run (2,000 records, 3 calls, seconds). `--keep DIR` keeps the generated records and the
 store in DIR; a later run with the same DIR and count reuses the records file and loads again,
 or with `--reuse-store` serves the store already there (no load figures then). A tool that
 answers with an error is reported as FAILED and the other measurements go on.
@@ -51,6 +51,7 @@ from records_common import (  # bench/ is the script's folder, first on sys.path
     server_peak_rss,
     write_jsonl_gz,
 )
+from smoke import parse_args_with_smoke
 
 SERVER = "records-scale"
 CATEGORIES = ["language", "library", "packaging", "typing", "process", "release", "tooling", "runtime"]
@@ -250,7 +251,7 @@ def main() -> None:
         action="store_true",
         help="with --keep: serve the store a previous run loaded, no load",
     )
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, records=2000, calls=3)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.keep or scratch)
         folder.mkdir(parents=True, exist_ok=True)
