@@ -515,7 +515,9 @@ def build_times(scratch: Path, count: int, runs: int) -> None:
 # --- main --------------------------------------------------------------------------------------
 
 
-def report(timings: dict[str, Timings]) -> None:
+def report(timings: dict[str, Timings]) -> int:
+    """Print the table; return how many answers differed from DuckDB's."""
+    differ = 0
     print(
         f"\n{'tool':<14} {'MCP p50':>10} {'MCP p95':>10} | {'raw p50':>10} {'raw p95':>10} | "
         f"{'wrapped p50':>11} {'wrapped p95':>11} | {'MCP/wrapped':>11} {'MCP-wrapped':>11} "
@@ -528,6 +530,8 @@ def report(timings: dict[str, Timings]) -> None:
             f"{name:<14} {ms(m50)} {ms(m95)} | {ms(r50)} {ms(r95)} | {ms(w50):>11} {ms(w95):>11} | "
             f"{m50 / w50:10.2f}x {ms(m50 - w50):>11} {w50 / r50:10.2f}x | {same}/{len(t.firsts)}"
         )
+        differ += len(t.firsts) - same
+    return differ
 
 
 def main() -> None:
@@ -557,11 +561,13 @@ def main() -> None:
             f"\n{args.rows:,} rows, {args.calls} timed calls per tool after {WARMUP} warm-up calls, "
             f"duckdb_threads {args.threads}; MCP = call_tool over stdio, raw/wrapped = DuckDB in-process"
         )
-        report(timings)
+        differ = report(timings)
         print(f"peak RSS of the serving process: {mib(peak)}")
         explain(con, tools, cases)
         con.close()
         build_times(Path(scratch), args.build_tools, args.build_runs)
+    if differ:
+        raise SystemExit(f"{differ} answer(s) over MCP differ from DuckDB's")
 
 
 if __name__ == "__main__":
