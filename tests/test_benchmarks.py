@@ -8,8 +8,10 @@ Each runs in its own process with its own temporary files and servers, so they a
 
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
+import importlib.util
 import os
 import signal
 import subprocess
@@ -62,6 +64,27 @@ def test_every_helper_is_imported_by_a_benchmark() -> None:
     imported = set().union(*(imported_names(path) for path in BENCH.glob("*.py")))
     orphans = [path.name for path in HELPERS if path.stem not in imported]
     assert not orphans, f"bench modules without a main block that nothing imports: {orphans}"
+
+
+def smoke_args(monkeypatch: pytest.MonkeyPatch, *argv: str) -> argparse.Namespace:
+    """bench/smoke.py's parse_args_with_smoke on a parser like a benchmark's, for `argv`."""
+    spec = importlib.util.spec_from_file_location("bench_smoke", BENCH / "smoke.py")
+    assert spec and spec.loader
+    smoke = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(smoke)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--embedder", default="minilm")
+    monkeypatch.setattr(sys, "argv", ["bench.py", *argv])
+    return smoke.parse_args_with_smoke(parser, rows=20_000, calls=3)
+
+
+def test_smoke_takes_the_smoke_sizes_of_options_left_at_their_defaults(monkeypatch) -> None:
+    args = smoke_args(monkeypatch, "--smoke", "--calls", "7")
+    assert (args.smoke, args.rows, args.calls, args.embedder) == (True, 20_000, 7, "minilm")
+    args = smoke_args(monkeypatch, "--rows", "5")
+    assert (args.smoke, args.rows, args.calls) == (False, 5, 50)
 
 
 @pytest.mark.benchmark
