@@ -13,7 +13,7 @@ embeddings cluster, and uniform random vectors make k-means and HNSW degenerate.
 says little about real text, so none is reported here (bench/retrieval_quality.py measures
 quality on judged sets); what scales with the row count, time and bytes, is what this measures.
 
-    python bench/ann_scale.py [--sizes 50000,200000] [--queries 200]
+    python bench/ann_scale.py [--sizes 50000,200000] [--queries 200] [--smoke]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import HnswSq, IvfPq
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
 
 DIMENSION = 384
 CENTRES = 256
@@ -99,7 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="50000,200000")
     parser.add_argument("--queries", type=int, default=200)
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, sizes="2000", queries=5)
     sizes = [int(s) for s in args.sizes.split(",")]
     queries = clustered(args.queries, seed=7)
     print(

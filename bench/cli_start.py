@@ -4,7 +4,7 @@ one, against `python -c pass` (the floor any Python command pays), in the same r
 Every command runs as a fresh process; the commands are run alternately so machine noise hits
 them alike. Medians, their excess over bare Python and their ratio to it are printed.
 
-    python bench/cli_start.py [--runs 21]
+    python bench/cli_start.py [--runs 21] [--smoke]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from cold_start import alternated_medians  # bench/ is the script's folder, first on sys.path
+from smoke import parse_args_with_smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
@@ -40,7 +41,7 @@ def elapsed(command: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
-    runs = parser.parse_args().runs
+    runs = parse_args_with_smoke(parser, runs=1).runs
     medians = alternated_medians(COMMANDS, runs, elapsed)
     floor = medians["python -c pass"]
     print(f"CLI start-up, process start -> exit, median of {runs} alternated runs")

@@ -4,7 +4,7 @@ Each run starts a fresh process, sends initialize, notifications/initialized and
 raw JSON-RPC lines, and stops the clock when the tools/list answer arrives. The servers are run
 alternately so machine noise hits both alike; medians and their ratio are printed.
 
-    python bench/cold_start.py [--runs 15]
+    python bench/cold_start.py [--runs 15] [--smoke]
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
@@ -35,7 +37,7 @@ MESSAGES = [
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
 ]
 SERVERS = {
-    "bare mcp low-level server (1 tool)": [sys.executable, str(ROOT / "bench" / "bare_server.py")],
+    "bare mcp low-level server (1 tool)": [sys.executable, str(ROOT / "bench/servers/bare_server.py")],
     "lynxc serve dot-harness (3 tools)": [LYNXC, "--project", str(ROOT), "serve", "dot-harness"],
     "python generated/dot-harness/server.py": [sys.executable, str(ROOT / "generated/dot-harness/server.py")],
 }
@@ -79,7 +81,7 @@ def alternated_medians(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    runs = parse_args_with_smoke(parser, runs=1).runs
     medians = alternated_medians(SERVERS, runs, time_to_tools_list)
     baseline = medians[next(iter(SERVERS))]
     print(f"cold start, process start -> tools/list answered, median of {runs} alternated runs")

@@ -7,7 +7,7 @@ bounds, enum values, new or removed parameters, required lists, annotations, out
 Timed per pair: diff + judge (`review_pair`), and with the markdown rendering; as a yardstick,
 parsing the two versions' JSON (`json.loads`) in the same run.
 
-    python bench/diff_versions.py [--tools 100] [--versions 100]
+    python bench/diff_versions.py [--tools 100] [--versions 100] [--smoke]
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import random
 import statistics
 import time
 from typing import Any
+
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
 
 from lynxc.compiler.review.compare import review_pair
 from lynxc.compiler.review.render import render_markdown
@@ -107,7 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tools", type=int, default=100)
     parser.add_argument("--versions", type=int, default=100)
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, tools=10, versions=5)
     rng = random.Random(7)
     versions = [[make_tool(rng, i) for i in range(args.tools)]]
     for _ in range(args.versions - 1):

@@ -14,11 +14,14 @@ and moto's server, all started here and all stopped on the way out (also on Ctrl
 
     python bench/distributed.py [--quick] [--parts a,b,c] [--embedders minilm,static]
         [--workers 1,2] [--queries 100] [--cold-starts 5] [--scale-rows 100000]
-        [--s3-scale-queries 10] [--out DIR]
+        [--s3-scale-queries 10] [--out DIR] [--smoke]
 
 `--quick` is a small run (two packages, static embedder for A, 20 queries, 2 cold starts, 20k
-scale rows) for checking the script. Outputs (logs, indices, the report as markdown) go to --out,
-default /tmp/lynx17/bench.
+scale rows) for checking the script. `--smoke` is smaller still, every part end to end in a minute
+or two: one package, the static embedder throughout (B and C too), in A the local engine to a
+folder and one Ray worker to S3 only, 3 queries, one cold start, fan-out over 1 and 2 sources,
+its outputs in a temporary folder removed at the end. Outputs (logs, indices, the report as
+markdown) go to --out, default /tmp/lynx17/bench.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -59,6 +64,7 @@ SECRET_KEY = "lynx-bench-secret-0f1e2d3c"  # moto accepts any; kept out of comma
 INDEXED = re.compile(r"^(\S+): (\d+) files, (\d+) \(re\)indexed into (\d+) chunks, (\d+) removed")
 PROGRESS = re.compile(r"^(\S+): \[[#.]+\] (\d+)/(\d+) files")
 QUICK_PACKAGES = ("httpx", "click")
+SMOKE_PACKAGES = ("click",)
 
 
 # --- output ------------------------------------------------------------------------------------
@@ -211,9 +217,9 @@ class Corpus:
     describe: str
 
 
-def build_corpus(out: Path, quick: bool) -> Corpus:
+def build_corpus(out: Path, packages: tuple[str, ...] | None) -> Corpus:
     """The code-search set's files (docstrings of the judged functions removed, as the set
-    defines them) written under out/corpus-*, and its queries."""
+    defines them) written under out/corpus-*, and its queries; only those of `packages` if given."""
     sys.path.insert(0, str(ROOT / "bench"))
     from retrieval_sets import code_search_set
 
@@ -222,18 +228,18 @@ def build_corpus(out: Path, quick: bool) -> Corpus:
     judged = code_search_set()
     files = judged.files
     queries = list(judged.queries.values())
-    if quick:
-        files = {p: t for p, t in files.items() if p.split("/", 1)[0] in QUICK_PACKAGES}
+    if packages:
+        files = {p: t for p, t in files.items() if p.split("/", 1)[0] in packages}
         keep = {q for q, rel in judged.qrels.items() if next(iter(rel)).split("::")[0] in files}
         queries = [judged.queries[q] for q in judged.queries if q in keep]
-    root = out / ("corpus-quick" if quick else "corpus")
+    root = out / ("corpus-" + "-".join(packages) if packages else "corpus")
     if root.exists():
         shutil.rmtree(root)
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     chunks = sum(len(chunk_file(rel, text, kind="auto")) for rel, text in files.items())
-    describe = judged.describe.split(" of ", 1)[-1] if not quick else ", ".join(QUICK_PACKAGES)
+    describe = ", ".join(packages) if packages else judged.describe.split(" of ", 1)[-1]
     return Corpus(root, len(files), chunks, queries, describe)
 
 
@@ -563,8 +569,11 @@ def part_a(
     embedders: list[str],
     workers: list[int],
     s3: S3 | None,
+    each_once: bool = False,
 ) -> dict[str, Path]:
-    """Returns the local-engine index folder per embedder (part B and C reuse them)."""
+    """Returns the local-engine index folder per embedder (part B and C reuse them). With
+    `each_once` (a smoke run) only the first and the last configuration run: the local engine to
+    a folder and, with S3, Ray to S3, so each engine and each target still runs."""
     from lynxc.runtime.backends.lynx.distributed import WORKERS_ENV
 
     work = out / "index-runs"
@@ -580,6 +589,8 @@ def part_a(
             configs += [("ray", "folder", n) for n in workers]
             if s3 and embedder == "static":  # S3 targets where cheap: the static embedder
                 configs += [("local", "s3", 0), ("ray", "s3", max(workers))]
+            if each_once:
+                configs = [configs[0], configs[-1]]
             base: dict[str, IndexRun] = {}
             for engine, target, n in configs:
                 label = f"{engine}{f'-{n}w' if n else ''}-{target}-{embedder}"
@@ -1331,8 +1342,10 @@ def main() -> None:
         "--s3-scale-queries", type=int, help="part C's searches over S3 at 20k rows (default 10; quick 3)"
     )
     parser.add_argument("--out", default="/tmp/lynx17/bench", help="outputs folder")
-    args = parser.parse_args()
-    quick = args.quick
+    args = parse_args_with_smoke(
+        parser, embedders="static", workers="1", queries=3, cold_starts=1, s3_scale_queries=1, out=None
+    )
+    quick = args.quick or args.smoke
     parts = set(args.parts.split(","))
     embedders = (args.embedders or ("static" if quick else "minilm,static")).split(",")
     workers = [int(n) for n in args.workers.split(",")]
@@ -1340,7 +1353,10 @@ def main() -> None:
     cold_starts = args.cold_starts or (2 if quick else 5)
     s3_scale_queries = args.s3_scale_queries if args.s3_scale_queries is not None else (3 if quick else 10)
     scale_rows = args.scale_rows if args.scale_rows is not None else (20_000 if quick else 100_000)
-    out = Path(args.out)
+    packages = SMOKE_PACKAGES if args.smoke else QUICK_PACKAGES if quick else None
+    # B and C serve minilm (the default embedder); a smoke run serves what A built with static
+    serve_embedder = "static" if args.smoke else "minilm"
+    out = Path(args.out or tempfile.mkdtemp(prefix="distributed-smoke-"))
     out.mkdir(parents=True, exist_ok=True)
     report = Report(out / ("distributed-quick.md" if quick else "distributed.md"))
     processes = Processes()
@@ -1354,15 +1370,14 @@ def main() -> None:
             report(f"Machine: {machine()}  ")
             report(f"Versions: {versions()}  ")
             log("building the corpus")
-            corpus = build_corpus(out, quick)
+            corpus = build_corpus(out, packages)
             report(f"Corpus: {corpus.files} files, {corpus.chunks} chunks, {len(corpus.queries)} queries")
             report()
             log("starting moto's S3 server")
             s3 = start_moto(processes, out)
             folders: dict[str, Path] = {}
             if "a" in parts:
-                folders = part_a(processes, report, corpus, out, embedders, workers, s3)
-            serve_embedder = "minilm"
+                folders = part_a(processes, report, corpus, out, embedders, workers, s3, args.smoke)
             if serve_embedder not in folders and ("b" in parts or "c" in parts):
                 folder = out / "index-runs" / f"local-folder-{serve_embedder}"
                 if not (folder / f"source_{SOURCE}.lance").exists():
@@ -1399,13 +1414,15 @@ def main() -> None:
                     s3,
                     queries,
                     s3_scale_queries,
-                    [1, 4] if quick else [1, 4, 16],
+                    [1, 2] if args.smoke else [1, 4] if quick else [1, 4, 16],
                 )
             report(f"Total bench time: {(time.perf_counter() - started) / 60:.1f} min")
         finally:
             processes.close()
             report.save()
-    log(f"report written to {report.path}")
+            if args.out is None:  # a smoke run's own temporary folder
+                shutil.rmtree(out, ignore_errors=True)
+    log(f"report written to {report.path}" if out.exists() else f"{out} removed (smoke run)")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ targets and escapes removed; text without Markdown passes unchanged), is case-fo
 Unicode words (`\\w+`). Precision and recall count the words in common as multisets (a word
 three times in both counts three). A pipeline that returns nothing scores 0 on that page.
 
-    python bench/extraction.py [--pages N]
+    python bench/extraction.py [--pages N] [--smoke]
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
 
 DATA = Path(__file__).parent / "data" / "article-extraction-benchmark"
 TARGET = 0.005  # the pipeline may cost at most this much F1 against trafilatura alone
@@ -100,7 +102,7 @@ def pipelines() -> dict[str, Callable[[str, str], str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=None, help="score only the first N pages")
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, pages=3)
     pages = load(args.pages)
     truths = {page_id: words(body) for page_id, _, _, body in pages}
     runs = pipelines()

@@ -7,7 +7,9 @@ mode. lynxc runs as `lynxc serve agent-tool` behind a real `mcp.Client` over std
 ripgrep runs as one process per query, as an agent's shell would. Runs alternate; medians and
 ratios are printed.
 
-    python bench/grep.py [--runs 7]
+    python bench/grep.py [--runs 7] [--smoke]
+
+`--smoke` runs every query once over this checkout's runtime/ instead (nothing downloaded).
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / ".data"
 CORPUS = DATA / "linux"
 SUBSET = ("fs", "net", "include", "kernel", "mm")
+SMOKE_CORPUS = ROOT / "runtime"  # real source, in every checkout
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
 RG = str(Path(sys.executable).with_name("rg"))
 QUERIES = {
@@ -50,9 +54,9 @@ QUERIES = {
 }
 
 
-def ensure_corpus() -> None:
+def ensure_corpus() -> Path:
     if CORPUS.is_dir():
-        return
+        return CORPUS
     DATA.mkdir(parents=True, exist_ok=True)
     debs = sorted(DATA.glob("linux-source-6.1_*.deb"))
     if not debs:
@@ -70,6 +74,7 @@ def ensure_corpus() -> None:
         wanted = [m for m in tar if m.name.split("/")[1:2] and m.name.split("/")[1] in SUBSET]
         tar.extractall(DATA, members=wanted, filter="data")
     (DATA / "linux-source-6.1").rename(CORPUS)
+    return CORPUS
 
 
 def size_mb(path: Path) -> float:
@@ -77,18 +82,19 @@ def size_mb(path: Path) -> float:
     return float(done.stdout.split()[0])
 
 
-def raw_rg(args: list[str]) -> tuple[float, int]:
+def raw_rg(corpus: Path, args: list[str]) -> tuple[float, int]:
     start = time.perf_counter()
-    done = subprocess.run([RG, "--no-config", "-n", *args, str(CORPUS)], capture_output=True)
+    done = subprocess.run([RG, "--no-config", "-n", *args, str(corpus)], capture_output=True)
     return time.perf_counter() - start, len(done.stdout.splitlines())
 
 
-async def run(runs: int) -> None:
-    ensure_corpus()
-    print(f"corpus: {CORPUS.relative_to(ROOT)} ({'/ '.join(SUBSET)}/), {size_mb(CORPUS):.0f} MB; rg {RG}")
+async def run(runs: int, smoke: bool) -> None:
+    corpus = SMOKE_CORPUS if smoke else ensure_corpus()
+    folders = "" if smoke else f" ({'/ '.join(SUBSET)}/)"
+    print(f"corpus: {corpus.relative_to(ROOT)}{folders}, {size_mb(corpus):.0f} MB; rg {RG}")
     params = StdioServerParameters(
         command=LYNXC,
-        args=["--project", str(ROOT), "serve", "agent-tool", "--set", f"roots={json.dumps([str(CORPUS)])}"],
+        args=["--project", str(ROOT), "serve", "agent-tool", "--set", f"roots={json.dumps([str(corpus)])}"],
     )
     async with Client(params) as client:
 
@@ -99,7 +105,7 @@ async def run(runs: int) -> None:
             return time.perf_counter() - start, result.structured_content
 
         await ours({"pattern": "warm_up_the_page_cache"})
-        raw_rg(["warm_up_the_page_cache"])
+        raw_rg(corpus, ["warm_up_the_page_cache"])
         print(f"median of {runs} alternated runs")
         print(
             f"  {'query':<32} {'lynxc (MCP)':>12} {'raw rg':>10} {'ratio':>7}  results lynxc / raw rg lines"
@@ -109,7 +115,7 @@ async def run(runs: int) -> None:
             for _ in range(runs):
                 elapsed, out = await ours(arguments)
                 mine.append(elapsed)
-                rg_elapsed, rg_lines = raw_rg(rg_args)
+                rg_elapsed, rg_lines = raw_rg(corpus, rg_args)
                 theirs.append(rg_elapsed)
             a, b = statistics.median(mine), statistics.median(theirs)
             shown = f"{out['total']}{'+' if out['has_more'] else ''} / {rg_lines}"
@@ -119,7 +125,8 @@ async def run(runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    anyio.run(run, parser.parse_args().runs)
+    args = parse_args_with_smoke(parser, runs=1)
+    anyio.run(run, args.runs, args.smoke)
 
 
 if __name__ == "__main__":

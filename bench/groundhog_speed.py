@@ -32,7 +32,7 @@ lxml):
   pages one after another (the server runs them in worker threads, which share one GIL), and
   split+rank+fit over all their passages together.
 
-    python bench/groundhog_speed.py [--reads 60] [--researches 15] [--warmup 3]
+    python bench/groundhog_speed.py [--reads 60] [--researches 15] [--warmup 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from records_common import (  # bench/ is the script's folder, first on sys.path
     serve,
     server_peak_rss,
 )
+from smoke import parse_args_with_smoke
 
 SERVER = "groundhog"
 DATA = Path(__file__).resolve().parent / "data" / "article-extraction-benchmark"
@@ -358,7 +359,7 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=60, help="pages read with read_url (timed)")
     parser.add_argument("--researches", type=int, default=15, help="research calls (timed)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed calls of each kind first")
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, reads=2, researches=1, warmup=1)
     pages = articles()
     if args.reads + args.warmup * 2 + args.researches > len(pages):
         raise SystemExit(f"--reads + 2 * --warmup + --researches must be at most {len(pages)}")

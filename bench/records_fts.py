@@ -14,7 +14,11 @@ this machine cannot. PyPI `duckdb-ext-fts` ships it for duckdb 1.4.4 exactly (it
 
     python3 -m venv /work/venv-fts
     /work/venv-fts/bin/pip install -e /work/main duckdb==1.4.4 duckdb-ext-fts==1.4.4.20260205
-    /work/venv-fts/bin/python bench/records_fts.py [--queries 50]
+    /work/venv-fts/bin/python bench/records_fts.py [--queries 50] [--docs N] [--smoke]
+
+`--smoke` is a tiny run (300 documents per corpus, 3 queries). Where DuckDB's extension is not
+installed (the project's own venv, so CI), it measures LanceDB alone and says so; a full run
+there stops instead.
 """
 
 from __future__ import annotations
@@ -37,17 +41,27 @@ from records_common import (  # bench/ is the script's folder, first on sys.path
     percentiles,
     read_jsonl_gz,
 )
+from smoke import parse_args_with_smoke
+
+MISSING_FTS = "DuckDB's fts extension is missing: see this script's docstring for its venv"
+
+
+def fts_extensions() -> Path | None:
+    """The folder of the duckdb-ext-fts wheel's extensions, None where it is not installed."""
+    spec = importlib.util.find_spec("duckdb_ext")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "extensions"
 
 
 def duckdb_connection():
     """An in-memory DuckDB with `fts` loaded from the duckdb-ext-fts wheel, never downloaded."""
     import duckdb
 
-    spec = importlib.util.find_spec("duckdb_ext")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("DuckDB's fts extension is missing: see this script's docstring for its venv")
+    extensions = fts_extensions()
+    if extensions is None:
+        raise SystemExit(MISSING_FTS)
     con = duckdb.connect()
-    extensions = Path(next(iter(spec.submodule_search_locations))) / "extensions"
     con.execute("SET extension_directory = ?", [str(extensions)])
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("LOAD fts")
@@ -130,14 +144,23 @@ def pep_corpora() -> dict[str, dict[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=50, help="timed queries per corpus and engine")
-    args = parser.parse_args()
+    parser.add_argument("--docs", type=int, help="index only the first N documents of each corpus")
+    args = parse_args_with_smoke(parser, queries=3, docs=300)
     import duckdb
     import lancedb
 
+    with_duckdb = fts_extensions() is not None
+    if not with_duckdb and not args.smoke:
+        raise SystemExit(MISSING_FTS)
     print(f"duckdb {duckdb.__version__} (fts from duckdb-ext-fts), lancedb {lancedb.__version__}")
+    if not with_duckdb:
+        print(f"NOTE: {MISSING_FTS}; this smoke run measures LanceDB alone")
     corpus, queries, qrels = cranfield()
     cran_docs = {doc_id: f"{doc['title']}\n{doc['text']}" for doc_id, doc in corpus.items()}
-    corpora = {"Cranfield": cran_docs, **pep_corpora()}
+    corpora = {
+        name: dict(list(docs.items())[: args.docs])
+        for name, docs in {"Cranfield": cran_docs, **pep_corpora()}.items()
+    }
     header = f"  {'corpus':<13} {'docs':>6} {'MB':>6}  {'engine':<7} {'build':>8} {'p50':>10} {'p95':>10}"
     print(header + f" {'nDCG@10':>8}")
     with tempfile.TemporaryDirectory() as folder:
@@ -146,9 +169,10 @@ def main() -> None:
             timed_queries = list(queries.values()) if name == "Cranfield" else PEP_QUERIES
             timed_queries = (timed_queries * (args.queries // len(timed_queries) + 1))[: args.queries]
             results = {}
-            lance = LanceFts(docs, Path(folder) / re.sub(r"\W", "_", name))
-            duck = DuckFts(docs)
-            for engine, index in (("LanceDB", lance), ("DuckDB", duck)):
+            engines = {"LanceDB": LanceFts(docs, Path(folder) / re.sub(r"\W", "_", name))}
+            if with_duckdb:
+                engines["DuckDB"] = DuckFts(docs)
+            for engine, index in engines.items():
                 p50, p95 = timed(index.search, timed_queries)
                 ndcg = ""
                 if name == "Cranfield":
@@ -159,6 +183,8 @@ def main() -> None:
                     f"  {name:<13} {len(docs):>6} {size:>6.1f}  {engine:<7} {index.build_seconds:>7.2f}s "
                     f"{ms(p50)} {ms(p95)} {ndcg}"
                 )
+            if not with_duckdb:
+                continue
             (lb, lq), (db, dq) = results["LanceDB"], results["DuckDB"]
             print(
                 f"  {'':<13} {'':>6} {'':>6}  DuckDB/LanceDB: build {db / lb:.2f}x, query p50 {dq / lq:.2f}x"

@@ -10,7 +10,7 @@ resource's default order (here the document id), so below the top three it ranks
 that relates to the query and scores well under text; the count of empty answers is printed
 beside nDCG.
 
-    python bench/records_quality.py [--embedder minilm|static]
+    python bench/records_quality.py [--embedder minilm|static] [--queries N] [--smoke]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from records_common import (  # bench/ is the script's folder, first on sys.path
     serve,
     write_jsonl_gz,
 )
+from smoke import parse_args_with_smoke
 
 SERVER = "cranfield-records"
 SPEC = """\
@@ -91,8 +92,10 @@ def bm25s_run(corpus: dict[str, dict[str, str]], queries: dict[str, str]) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "static"))
-    args = parser.parse_args()
+    parser.add_argument("--queries", type=int, help="ask only the first N queries (default all 225)")
+    args = parse_args_with_smoke(parser, embedder="static", queries=20)
     corpus, queries, qrels = cranfield()
+    queries = dict(list(queries.items())[: args.queries])
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         settings = {"data_dir": str(root / "data"), "embedder": args.embedder}

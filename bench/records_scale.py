@@ -16,12 +16,13 @@ Figures, printed side by side:
 - `get_record` p50 over MCP;
 - the peak RSS of the serving process.
 
-    python bench/records_scale.py [--records 1000000] [--calls 50] [--keep DIR [--reuse-store]]
+    python bench/records_scale.py [--records 1000000] [--calls 50] [--keep DIR [--reuse-store]] [--smoke]
 
-`--records 10000` is a smoke test (a minute). `--keep DIR` keeps the generated records and the
+`--smoke` is a tiny run (2,000 records, 3 calls, seconds). `--keep DIR` keeps the generated records and the
 store in DIR; a later run with the same DIR and count reuses the records file and loads again,
 or with `--reuse-store` serves the store already there (no load figures then). A tool that
-answers with an error is reported as FAILED and the other measurements go on.
+answers with an error is reported as FAILED and the other measurements go on; the run then
+exits 1, so that a smoke run of a broken tool fails.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from records_common import (  # bench/ is the script's folder, first on sys.path
     server_peak_rss,
     write_jsonl_gz,
 )
+from smoke import parse_args_with_smoke
 
 SERVER = "records-scale"
 CATEGORIES = ["language", "library", "packaging", "typing", "process", "release", "tooling", "runtime"]
@@ -178,8 +180,10 @@ async def timed_calls(
     return times, answers
 
 
-async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int, duck) -> None:
-    """Measure and print each tool in turn; a failing tool is reported and the next one runs."""
+async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int, duck) -> int:
+    """Measure and print each tool in turn; a failing tool is reported and the next one runs.
+    Returns how many failed."""
+    failed = 0
     rng = random.Random(11)
     async with serve(project) as client:
         await call(client, "discover_resources", {})
@@ -200,6 +204,7 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
             times, answers = await timed_calls(client, "query_records", queries)
         except ToolFailed as error:
             print(f"{label} FAILED: {error}")
+            failed += 1
         else:
             duck_load, duck_times, duck_pages = duck
             pages = [[item["_sys"]["key"] for item in answer["items"]] for answer in answers]
@@ -226,6 +231,7 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
                 times, _ = await timed_calls(client, "search_records", searches)
             except ToolFailed as error:
                 print(f"{label} FAILED: {error}")
+                failed += 1
             else:
                 p50, p95 = percentiles(times)
                 print(f"{label} MCP p50 {ms(p50)} p95 {ms(p95)}")
@@ -234,10 +240,12 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
             times, _ = await timed_calls(client, "get_record", keys)
         except ToolFailed as error:
             print(f"get_record: FAILED: {error}")
+            failed += 1
         else:
             g50, g95 = percentiles(times)
             print(f"get_record: MCP p50 {ms(g50)} p95 {ms(g95)}")
         print(f"peak RSS of the serving process: {mib(server_peak_rss(project))}")
+    return failed
 
 
 def main() -> None:
@@ -250,7 +258,7 @@ def main() -> None:
         action="store_true",
         help="with --keep: serve the store a previous run loaded, no load",
     )
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, records=2000, calls=3)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.keep or scratch)
         folder.mkdir(parents=True, exist_ok=True)
@@ -276,7 +284,9 @@ def main() -> None:
             )
         cases = query_cases(args.calls)
         duck = duckdb_floor(records, cases)
-        anyio.run(over_mcp, project, args.records, cases, args.calls, duck)
+        failed = anyio.run(over_mcp, project, args.records, cases, args.calls, duck)
+    if failed:
+        raise SystemExit(f"{failed} measurement(s) FAILED: a tool answered with an error")
 
 
 if __name__ == "__main__":

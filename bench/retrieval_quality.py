@@ -12,7 +12,9 @@ pools are fetched once with `ranking.candidate_pools` and ranked with `fusion.fu
 steps of `ranking.search` (the code the MCP tools run), with the tools' pool size.
 
     python bench/retrieval_quality.py [--embedder minilm|static] [--sets cranfield,code-search,...]
-                                      [--keep FOLDER]
+                                      [--keep FOLDER] [--smoke]
+
+`--smoke` runs the static embedder on Cranfield alone (the code sets index ~8,000 chunks each).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from records_common import ndcg_at_10  # bench/ is the script's folder, first on sys.path
 from retrieval_sets import SETS, JudgedSet, doc_key, nonsense_queries
+from smoke import parse_args_with_smoke
 
 from lynxc.runtime.backends.lynx.calibration import keyword_weight, min_score
 from lynxc.runtime.backends.lynx.fusion import DEFAULT_FUSION, FUSIONS, Pools, Ranked, fuse
@@ -139,7 +142,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "static"))
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--keep", help="write the sets and their indices here, and reuse them")
-    args = parser.parse_args()
+    args = parse_args_with_smoke(parser, embedder="static", sets="cranfield")
     embedder = get_embedder(args.embedder)
     weight, threshold = keyword_weight(args.embedder), min_score(args.embedder)
     default = f"hybrid, {DEFAULT_FUSION} (keyword weight {weight})"

@@ -13,10 +13,13 @@ lynx's chunker qualifies it (`Class.method`) without the ` (part N)` of a long c
 every piece of one definition is the same document (`doc_key` maps a search hit).
 
     python bench/retrieval_sets.py     # each set's describe line and a few queries
+
+That listing is small already: `--smoke` (which every bench script takes) changes nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib.util
 import random
@@ -29,6 +32,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from records_common import cranfield  # bench/ is the script's folder, first on sys.path
+from smoke import parse_args_with_smoke
 
 from lynxc.runtime.backends.lynx.chunking import Chunk, chunk_file
 
@@ -572,6 +576,7 @@ SETS: dict[str, Callable[[], JudgedSet]] = {
 
 
 def main() -> None:
+    parse_args_with_smoke(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
     for judged in (maker() for maker in SETS.values()):
         print(judged.describe)
         ids = list(judged.queries)

@@ -10,7 +10,10 @@ source `all` holding every package's rows (copied, not re-embedded), which is la
 its ANN index.
 
     python bench/retrieval_speed.py [--embedder static|minilm] [--site DIR] [--packages a,b,...]
-        [--queries 40] [--keep DIR]
+        [--queries 40] [--keep DIR] [--smoke]
+
+`--smoke` is a tiny run: one package (anyio), 3 searches per mode, source `all` given its ANN
+index however small it is, one cold start.
 
 Issue 16's memory figures (6,093 files, minilm) come from the Python's own site-packages:
     python bench/retrieval_speed.py --embedder minilm \
@@ -36,6 +39,7 @@ import anyio
 import lancedb
 from cold_start import time_to_tools_list  # bench/ is the script's folder, first on sys.path
 from mcp import Client, StdioServerParameters
+from smoke import parse_args_with_smoke
 
 from lynxc.runtime.backends.lynx import ranking
 from lynxc.runtime.backends.lynx.store import ANN_MIN_ROWS, TABLE_PREFIX, Store
@@ -164,8 +168,9 @@ async def search_latencies(
     return out
 
 
-def merge_into_one_source(store: Store, names: list[str]) -> int:
-    """Source `all`: every package's rows with their vectors, paths prefixed with the package."""
+def merge_into_one_source(store: Store, names: list[str], ann_min_rows: int) -> int:
+    """Source `all`: every package's rows with their vectors, paths prefixed with the package,
+    with an ANN index from `ann_min_rows` rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -185,7 +190,7 @@ def merge_into_one_source(store: Store, names: list[str]) -> int:
             )
         parts.append(rows)
     store.db.create_table(TABLE_PREFIX + "all", pa.concat_tables(parts))
-    store.finish("all", ANN_MIN_ROWS)
+    store.finish("all", ann_min_rows)
     return store.table("all").count_rows()
 
 
@@ -217,7 +222,9 @@ def main() -> None:
         default="pydantic,mcp,starlette,httpx,jsonschema,uvicorn,anyio,datamodel_code_generator,"
         "ruamel,jinja2,lancedb,pyarrow,numpy,setuptools,pip",
     )
-    args = parser.parse_args()
+    parser.add_argument("--cold-starts", type=int, default=7, help="fresh starts of the server")
+    args = parse_args_with_smoke(parser, packages="anyio", queries=3, cold_starts=1)
+    ann_min_rows = 1 if args.smoke else ANN_MIN_ROWS  # the ANN path measured whatever the size
     site = Path(args.site)
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or scratch
@@ -242,8 +249,8 @@ def main() -> None:
         )
         store = Store(index_dir)
         embedder = get_embedder(args.embedder)
-        total = merge_into_one_source(store, [item["name"] for item in sources])
-        print(f"source `all`: {total} chunks, ANN index built (threshold {ANN_MIN_ROWS})")
+        total = merge_into_one_source(store, [item["name"] for item in sources], ann_min_rows)
+        print(f"source `all`: {total} chunks, ANN index built from {ann_min_rows} rows")
         every = [*sources, {"name": "all", "root": str(site), "kind": "code"}]
         serving = {**settings, "sources": every}
         names = [item["name"] for item in sources]
@@ -260,7 +267,7 @@ def main() -> None:
             f"({flat / ann:.1f}x), ANN recall of the exact top 30: {recall:.3f}"
         )
     lynx_mcp = [LYNXC, "--project", str(ROOT), "serve", "lynx-mcp"]
-    runs = sorted(time_to_tools_list(lynx_mcp) for _ in range(7))
+    runs = sorted(time_to_tools_list(lynx_mcp) for _ in range(args.cold_starts))
     median = statistics.median(runs) * 1000
     print(f"cold start (process start -> tools/list, LanceDB not imported): median {median:.0f} ms")
 

@@ -6,7 +6,7 @@ lynxc runs as a served process and is called through a real `mcp.Client` over st
 session is opened once, as an agent would); ripgrep runs as one process per query, as an
 agent's shell would. Runs alternate; medians and their ratio are printed.
 
-    python bench/search_vs_rg.py [--runs 9]
+    python bench/search_vs_rg.py [--runs 9] [--smoke]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
+from smoke import parse_args_with_smoke  # bench/ is the script's folder, first on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ROOT / "bench" / ".data" / "capped-tree"
@@ -98,7 +99,7 @@ async def run(runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
-    anyio.run(run, parser.parse_args().runs)
+    anyio.run(run, parse_args_with_smoke(parser, runs=1).runs)
 
 
 if __name__ == "__main__":
