@@ -49,7 +49,7 @@ from typing import Any, TypeVar
 from lynxc.runtime.errors import ToolError
 
 from .catalog import DEFAULT_THREADS, SqlCatalog, SqlDatabase, SqlTool, SqlView
-from .types import UnsupportedType, row_converter, same_type, type_tree
+from .types import UnsupportedType, fetch_statement, row_converter, same_type, type_tree
 from .views import quoted, reader_call, sql_literal
 
 T = TypeVar("T")
@@ -82,6 +82,8 @@ class Database:
     # whole when it changes (calls read it from other threads).
     problems: dict[str, str] = field(default_factory=dict)
     converters: dict[str, Callable[[tuple], dict[str, Any]]] = field(default_factory=dict)
+    # Per tool: the statement a call runs (the capped one, lossy types fetched as text).
+    statements: dict[str, str] = field(default_factory=dict)
     param_types: dict[str, Any] = field(default_factory=dict)  # "tool\0param" -> DuckDBPyType
     # Per view (lower-case name): why it could not be created; `pending` those to try again
     # (a reader that failed; an unset setting stays unset until the settings change).
@@ -393,7 +395,9 @@ def _prepare_tools(database: Database, lost: list[str]) -> None:
         try:
             for param in tool.params:
                 database.param_types[param_key(tool.name, param.name)] = duckdb.sqltype(param.type)
-            database.converters[tool.name] = row_converter([column.as_dict() for column in tool.columns])
+            columns = [column.as_dict() for column in tool.columns]
+            database.converters[tool.name] = row_converter(columns)
+            database.statements[tool.name] = fetch_statement(tool.wrapped, columns)
         except (duckdb.Error, UnsupportedType, ValueError) as err:
             why = first_paragraph(err)
             database.fixed_problems[tool.name] = f"{tool.name!r} cannot run: {why} (run `lynxc build`)"
