@@ -362,6 +362,19 @@ _RULES = (
         "A parameter's declared type is one DuckDB can bind where the statement uses it.",
     ),
     Rule(
+        "SQL_PARAM_RANGE",
+        "error",
+        "sql",
+        "A parameter's declared bounds lie within the range of the SQL type it binds as (BIGINT "
+        "for an integer), which its published schema carries.",
+    ),
+    Rule(
+        "SQL_LIMIT_UNBOUNDED",
+        "warning",
+        "sql",
+        "A parameter that sets a LIMIT or OFFSET declares a maximum.",
+    ),
+    Rule(
         "SQL_COLUMN_INVALID",
         "error",
         "sql",

@@ -255,7 +255,7 @@ def test_every_sql_rule_has_a_malformed_case() -> None:
         reported |= set(re.findall(r" error (SQL_[A-Z_]+):", expected.read_text()))
     # The timeout needs a slow statement, and a warning leaves the spec compiling: both tested here.
     rules = {rule_id for rule_id, rule in RULES.items() if rule.category == "sql"}
-    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN"}
+    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN", "SQL_LIMIT_UNBOUNDED"}
     assert rules and rules <= reported, sorted(rules - reported)
 
 
@@ -369,3 +369,36 @@ def test_a_written_output_is_checked_through_its_refs(tmp_path: Path) -> None:
     )
     assert [d.rule_id for d in result.diagnostics] == ["SQL_OUTPUT_MISMATCH"]
     assert "does not accept null" in result.diagnostics[0].message
+
+
+def test_a_limit_or_offset_parameter_without_a_maximum_is_warned_about(tmp_path: Path) -> None:
+    def paged(limit: str, offset: str) -> list[tuple[str, str]]:
+        tools = f"""  - name: page
+    description: {{purpose: List a page of orders.}}
+    parameters:
+      n: {{type: integer, {limit} description: Rows wanted.}}
+      skip: {{type: integer, {offset} description: Rows skipped.}}
+    backend: {{sql: "SELECT id FROM orders ORDER BY id LIMIT least($n, 50) OFFSET $skip"}}"""
+        result = compile_text(tmp_path, tools)
+        assert result.value is not None, [d.render() for d in result.diagnostics]
+        return [(d.rule_id, d.message) for d in result.diagnostics]
+
+    warned = paged("", "")
+    assert [rule for rule, _ in warned] == ["SQL_LIMIT_UNBOUNDED"] * 2
+    assert "'n' sets the LIMIT" in warned[0][1] and "'skip' sets the OFFSET" in warned[1][1]
+    assert paged("maximum: caps.max_rows,", "maximum: 1000,") == []
+
+
+def test_an_integer_parameter_carries_bigints_range_unless_it_declares_its_own(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: by_id
+    description: {purpose: Read one order.}
+    parameters:
+      id: {type: integer, minimum: 1, nullable: true, description: The order id.}
+    backend: {sql: "SELECT customer FROM orders WHERE id = $id", result: one}""",
+    )
+    assert result.value is not None, [d.render() for d in result.diagnostics]
+    (tool,) = result.value.tools
+    (integer, _) = json.loads(tool.input_schema_json)["properties"]["id"]["anyOf"]
+    assert (integer["minimum"], integer["maximum"]) == (1, 2**63 - 1)

@@ -20,6 +20,7 @@ from ...spec.load import SpecSource, ToolSource
 from ...spec.models import SqlBackend
 from .catalog import cleanup, open_build_data
 from .output import output_problems
+from .ranges import with_type_ranges
 from .statements import check_statement, derived_output, statement_text
 
 
@@ -84,6 +85,10 @@ def check_sql(
                 if sql_ir is None:
                     continue
                 checked.append(sql_ir)
+                types = {param.name: param.duckdb_type for param in sql_ir.params}
+                ranged, problems = with_type_ranges(tool_source, json.loads(tool_ir.input_schema_json), types)
+                result.diagnostics += problems
+                tool_ir = replace(tool_ir, input_schema_json=canonical_json(ranged))
                 derived = derived_output(sql_ir)
                 if tool_ir.output_schema_json is None:
                     result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))

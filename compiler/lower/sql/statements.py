@@ -31,6 +31,7 @@ from ...suggest import did_you_mean
 from .catalog import BuildData, parse_offset, read_beside
 from .nullability import not_null_columns
 from .positions import SqlText, char_offset, error_offset, yaml_kind
+from .ranges import unbounded_limits
 
 # Table functions a SELECT may call that write (a checkpoint), or that run SQL text they are
 # given, which would turn a bound parameter back into code.
@@ -226,6 +227,7 @@ def check_statement(
         names, column_types = list(relation.columns), list(relation.types)
         not_null = not_null_columns(connection, body, len(names))
         warnings = _column_casts(connection, body, typed, types, where)
+        warnings += unbounded_limits(parse_tree(connection, body) or {}, declared, first_use, where)
     else:
         warnings = []
         typed = cast_parameters(body, occurrences, types)
@@ -437,20 +439,26 @@ def called_functions(connection: Any, text: str, select: bool) -> list[tuple[str
     """(lower-case name, offset) of each function the statement calls. For a SELECT from DuckDB's
     own parse tree (a quoted name or a comment before the bracket changes nothing); for a write,
     whose tree DuckDB does not serialize, from its tokens."""
+    if select:
+        tree = parse_tree(connection, text)
+        if tree is not None:
+            return sorted(_function_names(tree))
+    return _function_tokens(text)
+
+
+def parse_tree(connection: Any, text: str) -> dict[str, Any] | None:
+    """DuckDB's parse tree of a SELECT (json_serialize_sql), or None when it gives none."""
     import json
 
     import duckdb
 
-    if select:
-        try:
-            tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
-        except duckdb.InterruptException:
-            raise
-        except (duckdb.Error, ValueError):
-            tree = {"error": True}
-        if not tree.get("error"):
-            return sorted(_function_names(tree))
-    return _function_tokens(text)
+    try:
+        tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+    except duckdb.InterruptException:
+        raise
+    except (duckdb.Error, ValueError):
+        return None
+    return None if not isinstance(tree, dict) or tree.get("error") else tree
 
 
 def _function_names(tree: Any) -> set[tuple[str, int]]:
