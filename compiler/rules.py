@@ -334,6 +334,13 @@ _RULES = (
         "A statement never runs SQL text made at run time (query(), query_table()): parameters stay values.",
     ),
     Rule(
+        "SQL_FUNCTION_REFUSED",
+        "error",
+        "sql",
+        "A statement calls only reviewed DuckDB functions: none that reveals the server's settings, "
+        "paths or catalog, reads a file it names, or changes state.",
+    ),
+    Rule(
         "SQL_PARAM_CASTS_COLUMN",
         "warning",
         "sql",

@@ -318,8 +318,17 @@ def test_writes_are_insert_update_or_delete_never_read_only_nor_returning(tmp_pa
         "RETURNING is not supported: a write returns the count of rows it changed"
     ]
     assert write("CREATE TABLE t (a INTEGER)") == [
-        "the statement is CREATE: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        "the statement is CREATE TABLE: SQL tools read, and only INSERT, UPDATE or DELETE may write"
     ]
+    # Named as written, not as DuckDB files them (INSTALL under LOAD, USE and RESET under SET).
+    for statement, named in (("INSTALL httpfs", "INSTALL"), ("USE memory", "USE"), ("RESET threads", "RESET")):
+        assert write(statement) == [
+            f"the statement is {named}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        ]
+    assert write("UPDATE orders SET customer = current_setting('temp_directory')") == [
+        "current_setting() reveals the server (its settings, paths, catalog or version)"
+    ]
+    assert write("UPDATE orders SET customer = upper(customer)") == []
     assert write("DELETE FROM orders", "{destructiveHint: true, readOnlyHint: true}") == [
         "the tool is annotated readOnlyHint: true but runs DELETE"
     ]

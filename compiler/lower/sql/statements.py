@@ -28,6 +28,7 @@ from ...rules import diagnostic
 from ...spec.load import ToolSource
 from ...spec.models import SqlBackend
 from ...suggest import did_you_mean
+from .callable import build_catalog, reach, reach_problems, token_problems
 from .catalog import BuildData, parse_offset, read_beside
 from .nullability import not_null_columns
 from .positions import SqlText, char_offset, error_offset, yaml_kind
@@ -135,7 +136,14 @@ def check_statement(
     found += _write_problems(statement, text, tool, build, where)
     if found:
         return None, found
-    for name, offset in called_functions(connection, text, read_only):
+    tree = parse_tree(connection, text) if read_only else None
+    reached = reach(tree) if tree is not None else None
+    calls = (
+        sorted({(name, at) for name, at, _ in reached.calls})
+        if reached is not None
+        else [(name, at) for name, at, _ in _function_tokens(text)]
+    )
+    for name, offset in calls:
         if name in _DYNAMIC_FUNCTIONS:
             found.append(
                 diagnostic(
@@ -154,6 +162,14 @@ def check_statement(
                     "SQL tools read; remove the call",
                 )
             )
+    if found:
+        return None, found
+    catalog = build_catalog(connection)
+    found += (
+        reach_problems(reached, catalog, where)
+        if reached is not None
+        else token_problems(_function_tokens(text), catalog, where)
+    )
     if found:
         return None, found
     used = {o.name for o in occurrences}
@@ -384,11 +400,25 @@ def _write_problems(
     import duckdb
 
     kind = statement.type
-    if kind == duckdb.StatementType.SELECT:
-        return []
     at = where.span(_first_token_offset(text))
+    # Named as written: DuckDB files INSTALL under LOAD, and USE and RESET under SET.
+    words = _leading_keywords(text)
+    if kind == duckdb.StatementType.SELECT:
+        if words[:1] != ["PRAGMA"]:  # DuckDB runs a PRAGMA as a SELECT of a pragma_ function
+            return []
+        return [
+            diagnostic(
+                "SQL_FUNCTION_REFUSED",
+                "the statement is a PRAGMA, which reveals the server (its settings, paths, catalog or "
+                "version) or changes it",
+                at,
+                "a SQL tool runs one SELECT over the declared data",
+            )
+        ]
     if kind not in (duckdb.StatementType.INSERT, duckdb.StatementType.UPDATE, duckdb.StatementType.DELETE):
-        problem = f"the statement is {kind.name}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        problem = (
+            f"the statement is {' '.join(words)}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        )
         return [diagnostic("SQL_NOT_READ_ONLY", problem, at, "a SQL tool runs one SELECT")]
     if not (build.writable and _destructive(tool)):
         return [
@@ -420,6 +450,21 @@ def _write_problems(
     return []
 
 
+def _leading_keywords(text: str) -> list[str]:
+    """The keywords a statement starts with, up to the first name or value ('CREATE TABLE',
+    'INSTALL', 'UPDATE EXTENSIONS'), upper-case."""
+    import duckdb
+
+    found: list[str] = []
+    for byte_offset, kind in duckdb.tokenize(text):
+        start = char_offset(text, byte_offset)
+        match = re.compile(r"\w+").match(text, start)
+        if kind != duckdb.token_type.keyword or match is None or len(found) == 2:
+            break
+        found.append(match.group(0).upper())
+    return found or ["not a query"]
+
+
 def _keywords(text: str) -> list[tuple[str, int]]:
     """(upper-case word, offset) of each keyword DuckDB's tokenizer finds (never in a string,
     a quoted name or a comment)."""
@@ -433,17 +478,6 @@ def _keywords(text: str) -> list[tuple[str, int]]:
             if match is not None:
                 found.append((match.group(0).upper(), start))
     return found
-
-
-def called_functions(connection: Any, text: str, select: bool) -> list[tuple[str, int]]:
-    """(lower-case name, offset) of each function the statement calls. For a SELECT from DuckDB's
-    own parse tree (a quoted name or a comment before the bracket changes nothing); for a write,
-    whose tree DuckDB does not serialize, from its tokens."""
-    if select:
-        tree = parse_tree(connection, text)
-        if tree is not None:
-            return sorted(_function_names(tree))
-    return _function_tokens(text)
 
 
 def parse_tree(connection: Any, text: str) -> dict[str, Any] | None:
@@ -461,25 +495,9 @@ def parse_tree(connection: Any, text: str) -> dict[str, Any] | None:
     return None if not isinstance(tree, dict) or tree.get("error") else tree
 
 
-def _function_names(tree: Any) -> set[tuple[str, int]]:
-    found: set[tuple[str, int]] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            name = node.get("function_name")
-            if isinstance(name, str):
-                location = node.get("query_location")
-                found.add((name.lower(), location if isinstance(location, int) and location < 2**31 else 0))
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
-
-
-def _function_tokens(text: str) -> list[tuple[str, int]]:
-    """(lower-case name, offset) of every name token, quoted or not: what a write may call, read
-    conservatively (a column named like a function counts)."""
+def _function_tokens(text: str) -> list[tuple[str, int, bool]]:
+    """(lower-case name, offset, whether a bracket follows) of every name token, quoted or
+    not: what a write may call, read conservatively (a column named like a function counts)."""
     import duckdb
 
     found = []
@@ -488,7 +506,8 @@ def _function_tokens(text: str) -> list[tuple[str, int]]:
             start = char_offset(text, byte_offset)
             match = _NAME_TOKEN.match(text, start)
             if match is not None:
-                found.append((match.group(1).lower(), start))
+                bracketed = text[match.end() :].lstrip().startswith("(")
+                found.append((match.group(1).lower(), start, bracketed))
     return found
 
 
