@@ -321,7 +321,8 @@ def test_writes_are_insert_update_or_delete_never_read_only_nor_returning(tmp_pa
         "the statement is CREATE TABLE: SQL tools read, and only INSERT, UPDATE or DELETE may write"
     ]
     # Named as written, not as DuckDB files them (INSTALL under LOAD, USE and RESET under SET).
-    for statement, named in (("INSTALL httpfs", "INSTALL"), ("USE memory", "USE"), ("RESET threads", "RESET")):
+    named_as_written = (("INSTALL httpfs", "INSTALL"), ("USE memory", "USE"), ("RESET threads", "RESET"))
+    for statement, named in named_as_written:
         assert write(statement) == [
             f"the statement is {named}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
         ]
