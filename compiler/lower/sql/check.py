@@ -106,6 +106,7 @@ def check_sql(
                 views=build.views,
                 tools=tuple(checked),
                 not_null=build.not_null,
+                database_shape=build.database_shape,
             )
             result.files = build.files
         except duckdb.InterruptException:

@@ -387,10 +387,11 @@ def _prepare_tools(database: Database, lost: list[str]) -> None:
     catalog = database.catalog
     everywhere = None
     if lost and catalog.database is not None:
-        columns = "; ".join(
-            f"column `{name}` is no longer NOT NULL in the database; rebuild against it" for name in lost
+        columns = "; ".join(f"column `{name}` is no longer NOT NULL in the database" for name in lost)
+        everywhere = (
+            f"the data behind {catalog.database.setting} changed since lynxc build: {columns}; "
+            + what_to_rebuild([catalog.database.shape])
         )
-        everywhere = f"the data behind {catalog.database.setting} changed since lynxc build: {columns}"
     for tool in catalog.tools.values():
         try:
             for param in tool.params:
@@ -505,11 +506,30 @@ def _views_read(tool: SqlTool, catalog: SqlCatalog) -> list[str]:
 
 
 def _changed(catalog: SqlCatalog, views: list[str], what: str) -> str:
-    settings = [view.setting for view in catalog.views if view.name.lower() in views]
-    if not settings:  # no view named: the database's tables, or what DuckDB read otherwise
+    read = [view for view in catalog.views if view.name.lower() in views]
+    settings, shapes = [view.setting for view in read], [view.shape for view in read]
+    if not read:  # no view named: the database's tables, or what DuckDB read otherwise
         settings = [catalog.database.setting] if catalog.database else list(catalog.data_settings())
+        shapes = [catalog.database.shape] if catalog.database else [view.shape for view in catalog.views]
     behind = " or ".join(dict.fromkeys(settings)) or "the server's data"
-    return f"the data behind {behind} changed since lynxc build: {what}; rebuild against the new data"
+    return f"the data behind {behind} changed since lynxc build: {what}; {what_to_rebuild(shapes)}"
+
+
+def what_to_rebuild(shapes: list[str]) -> str:
+    """What to change before rebuilding: the build never reads the served data, it takes its
+    shape from the spec (a view's `columns` or sample, a database's schema or sample)."""
+    fixes = []
+    for shape in dict.fromkeys(shapes):
+        kind, _, path = shape.partition(": ")
+        if kind == "columns":
+            fixes.append("update the view's `columns` in the spec to the new data's types")
+        elif kind == "sample":
+            fixes.append(f"replace the sample {path} beside the spec with a sample of the new data")
+        elif kind == "schema":
+            fixes.append(f"update the schema {path} beside the spec to the new data's tables")
+        else:  # a sql.json from before the shape was recorded
+            return "rebuild against the new data"
+    return "the build takes the data's shape from the spec: " + "; ".join(fixes) + ", then run `lynxc build`"
 
 
 # --- one call's cursor ----------------------------------------------------------------------------
