@@ -175,8 +175,30 @@ tools:
     source = load_spec(tmp_path / "server.yaml").value
     assert source is not None
     sql_tools = [t for t in source.tools if is_sql_tool(t)]
-    checked = check_sql(source, sql_tools, {}, timeout=0.05)
+    checked = check_sql(source, sql_tools, {}, cpu_seconds=0.05)
     assert [d.rule_id for d in checked.diagnostics] == ["SQL_TIMEOUT"]
+    assert "used over 0.05 s of CPU time" in checked.diagnostics[0].message
+
+
+def test_a_loaded_machine_does_not_trip_the_checks_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget counts CPU time: while the build is not running (here stopped for 3 s in the
+    middle of the check, as a machine busy with other work would leave it waiting), nothing is
+    counted, so a check needing far less than its budget of work passes however long it waits."""
+    import os
+    import sys
+
+    from lynxc.compiler.lower import server
+
+    def check_paused_by_load(*args, **kwargs):
+        pid = os.getpid()
+        subprocess.Popen(["sh", "-c", f"sleep 0.1; kill -STOP {pid}; sleep 3; kill -CONT {pid}"])
+        return check_sql(*args, cpu_seconds=2.0, **kwargs)
+
+    if sys.platform == "win32":
+        pytest.skip("needs POSIX signals to pause the process")
+    monkeypatch.setattr(server, "check_sql", check_paused_by_load)
+    result = compile_spec(ROOT / "specs" / "countries-sql")
+    assert result.value is not None, [d.render() for d in result.diagnostics]
 
 
 def test_a_schema_describes_tables_and_never_fills_them(tmp_path: Path) -> None:
