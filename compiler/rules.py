@@ -136,7 +136,7 @@ _RULES = (
         "BACKEND_IMPORT_TIMEOUT",
         "error",
         "backend",
-        "Importing custom backends must finish within the time limit.",
+        "Importing custom backends must finish within the CPU time limit (and never hang).",
     ),
     Rule(
         "BACKEND_NOT_ALLOWED",
