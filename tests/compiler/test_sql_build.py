@@ -434,3 +434,21 @@ def test_an_integer_parameter_carries_bigints_range_unless_it_declares_its_own(t
     (tool,) = result.value.tools
     (integer, _) = json.loads(tool.input_schema_json)["properties"]["id"]["anyOf"]
     assert (integer["minimum"], integer["maximum"]) == (1, 2**63 - 1)
+
+
+def test_the_readme_sql_example_names_one_file_for_serving_and_building() -> None:
+    """A path setting is read where `lynxc serve` runs (the project), a sample beside the spec
+    (specs/<server>/): the README's example must name the same file both ways, as the bundled
+    countries-sql spec does."""
+    import re
+
+    from ruamel.yaml import YAML
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Declaring data: SQL tools", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    server = YAML(typ="safe").load(block.group(1))["server"]
+    (view,) = server["duckdb"]["views"].values()
+    default = server["settings"][view["setting"]]["default"]
+    assert Path(default) == Path("specs", server["name"], view["sample"])
