@@ -389,6 +389,12 @@ _RULES = (
     ),
     Rule("SQL_TYPE_UNSUPPORTED", "error", "sql", "Every result column has a type lynxc can render as JSON."),
     Rule(
+        "SQL_TYPE_LOSSY",
+        "warning",
+        "sql",
+        "Every result value arrives whole (a date, timestamp or interval inside a UNION does not).",
+    ),
+    Rule(
         "SQL_OUTPUT_MISMATCH",
         "error",
         "sql",

@@ -277,7 +277,7 @@ def test_every_sql_rule_has_a_malformed_case() -> None:
         reported |= set(re.findall(r" error (SQL_[A-Z_]+):", expected.read_text()))
     # The timeout needs a slow statement, and a warning leaves the spec compiling: both tested here.
     rules = {rule_id for rule_id, rule in RULES.items() if rule.category == "sql"}
-    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN", "SQL_LIMIT_UNBOUNDED"}
+    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN", "SQL_LIMIT_UNBOUNDED", "SQL_TYPE_LOSSY"}
     assert rules and rules <= reported, sorted(rules - reported)
 
 
@@ -452,3 +452,20 @@ def test_the_readme_sql_example_names_one_file_for_serving_and_building() -> Non
     (view,) = server["duckdb"]["views"].values()
     default = server["settings"][view["setting"]]["default"]
     assert Path(default) == Path("specs", server["name"], view["sample"])
+
+
+def test_a_value_that_would_arrive_with_a_loss_is_warned_about(tmp_path: Path) -> None:
+    """Dates, timestamps and intervals are fetched as DuckDB's text, whole, except inside a
+    UNION (the member is found again from the client's Python value): that is a warning."""
+
+    def returning(expression: str) -> list[str]:
+        tools = f"""  - name: lossy
+    description: {{purpose: Return one value.}}
+    backend: {{sql: "SELECT {expression} AS v", result: one}}"""
+        result = compile_text(tmp_path, tools)
+        assert result.value is not None, [d.render() for d in result.diagnostics]
+        return [d.rule_id for d in result.diagnostics]
+
+    assert returning("[{'i': INTERVAL 1 month}]") == []
+    assert returning("union_value(i := INTERVAL 1 month)::UNION(s VARCHAR, i INTERVAL)") == ["SQL_TYPE_LOSSY"]
+    assert returning("[union_value(d := DATE 'infinity')::UNION(n INTEGER, d DATE)]") == ["SQL_TYPE_LOSSY"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lynxc.runtime.backends.sql.connection import first_paragraph
-from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, type_tree
+from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, lossy_in_union, type_tree
 
 from ...diagnostics import Diagnostic, Span
 from ...ir import SqlColumnIR, SqlParamIR, SqlToolIR, canonical_json
@@ -261,6 +261,7 @@ def check_statement(
     columns, problems = _columns(names, column_types, not_null, where)
     if problems:
         return None, problems
+    warnings += _lossy_columns(columns, where)
     wrapped = f"SELECT * FROM (\n{typed}\n) AS lynxc_rows LIMIT {max_rows + 1}" if read_only else typed
     if read_only:  # what the server will run binds, with the columns the build derived
         try:
@@ -622,6 +623,28 @@ def _columns(
         nullable = not (index < len(not_null) and not_null[index])
         columns.append(SqlColumnIR(name, canonical_json(tree), nullable))
     return columns, found
+
+
+def _lossy_columns(columns: list[SqlColumnIR], where: SqlText) -> list[Diagnostic]:
+    """A warning for each column holding a value DuckDB's Python client hands over with a loss
+    (a date, timestamp or interval inside a UNION: the server cannot fetch it as text)."""
+    import json
+
+    found = []
+    for column in columns:
+        lossy = lossy_in_union(json.loads(column.type_json))
+        if lossy is not None:
+            found.append(
+                diagnostic(
+                    "SQL_TYPE_LOSSY",
+                    f"result column '{column.name}' holds {lossy} inside a UNION, which arrives through "
+                    "DuckDB's Python client with a loss (infinity as the largest date, an interval's "
+                    "months as 30 days, nanoseconds cut)",
+                    where.span(_first_token_offset(where.text)),
+                    "CAST that member to VARCHAR in the UNION, or return it as a column of its own",
+                )
+            )
+    return found
 
 
 def _tree(duckdb_type: Any) -> tuple[dict[str, Any] | None, str]:

@@ -50,7 +50,8 @@ timedelta with months counted as 30 days, TIMESTAMP_NS and TIME_NS truncated to 
 so the statement a server runs CASTs every column holding one (at any depth of lists, arrays,
 structs and maps) to the same shape with VARCHAR in their place, and the converters read the
 text. Inside a UNION they cannot be cast (the member would no longer be found from its value):
-there they still arrive through the Python client, with its losses.
+there they still arrive through the Python client, with its losses, and the build warns
+(SQL_TYPE_LOSSY, from `lossy_in_union`).
 A UNION member is found again from the Python value too: members whose values look alike
 (VARCHAR vs JSON vs ENUM, INTEGER vs BIGINT) resolve to the first listed that fits.
 Years Python's dates cannot hold (past 9999, or BC) are rendered as ISO 8601 expanded years:
@@ -375,6 +376,20 @@ def fetch_type(tree: dict[str, Any]) -> str | None:
             return None
         return f"MAP({key or tree['key']['sql']}, {value or tree['value']['sql']})"
     return None  # scalars the client keeps whole; a UNION (module docstring)
+
+
+def lossy_in_union(tree: dict[str, Any], in_union: bool = False) -> str | None:
+    """The SQL type of a value this type still fetches with a loss: one of the types fetched as
+    text, inside a UNION (module docstring); None when every value arrives whole."""
+    if in_union and tree["id"] in _FETCHED_AS_TEXT:
+        return tree.get("sql", tree["id"])
+    children = [tree[key] for key in ("child", "key", "value") if key in tree]
+    children += [child for _, child in (*tree.get("fields", []), *tree.get("members", []))]
+    for child in children:
+        found = lossy_in_union(child, in_union or tree["id"] == "union")
+        if found is not None:
+            return found
+    return None
 
 
 def fetch_statement(statement: str, columns: list[dict[str, Any]]) -> str:
