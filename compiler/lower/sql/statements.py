@@ -38,6 +38,7 @@ from .ranges import unbounded_limits
 # given, which would turn a bound parameter back into code.
 _WRITING_FUNCTIONS = frozenset({"checkpoint", "force_checkpoint"})
 _DYNAMIC_FUNCTIONS = frozenset({"query", "query_table", "json_execute_serialized_sql"})
+_WORD = re.compile(r"\w+")
 _NAME_TOKEN = re.compile(r'"?([A-Za-z_][A-Za-z0-9_]*)')
 _PARAMETER = re.compile(r"\$([^\W\d]\w*|[0-9]+)")
 # What a write returns when it has no RETURNING clause: DuckDB's count of changed rows.
@@ -243,7 +244,7 @@ def check_statement(
         names, column_types = list(relation.columns), list(relation.types)
         not_null = not_null_columns(connection, body, len(names))
         warnings = _column_casts(connection, body, typed, types, where)
-        warnings += unbounded_limits(parse_tree(connection, body) or {}, declared, first_use, where)
+        warnings += unbounded_limits(tree or {}, declared, first_use, where)
     else:
         warnings = []
         typed = cast_parameters(body, occurrences, types)
@@ -459,7 +460,7 @@ def _leading_keywords(text: str) -> list[str]:
     found: list[str] = []
     for byte_offset, kind in duckdb.tokenize(text):
         start = char_offset(text, byte_offset)
-        match = re.compile(r"\w+").match(text, start)
+        match = _WORD.match(text, start)
         if kind != duckdb.token_type.keyword or match is None or len(found) == 2:
             break
         found.append(match.group(0).upper())
@@ -475,7 +476,7 @@ def _keywords(text: str) -> list[tuple[str, int]]:
     for byte_offset, kind in duckdb.tokenize(text):
         if kind == duckdb.token_type.keyword:
             start = char_offset(text, byte_offset)
-            match = re.compile(r"\w+").match(text, start)
+            match = _WORD.match(text, start)
             if match is not None:
                 found.append((match.group(0).upper(), start))
     return found
