@@ -233,6 +233,7 @@ class SqlViewIR:
     reader: str  # read_parquet, read_csv or read_json
     setting: str  # the setting that holds its file path or glob
     options_json: str
+    shape: str = ""  # where the build took its columns from: `columns`, or `sample: PATH`
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,9 @@ class SqlDataIR:
     views: tuple[SqlViewIR, ...]
     tools: tuple[SqlToolIR, ...]
     not_null: tuple[str, ...] = ()  # `table.column` the database must still declare NOT NULL
+    database_shape: str = (
+        ""  # where the build took the database's tables from: `schema: PATH`, `sample: PATH`
+    )
 
 
 @dataclass(frozen=True)
@@ -279,7 +283,12 @@ def sql_document(server: ServerIR) -> dict[str, Any]:
     sql = server.sql
     assert sql is not None
     database = (
-        {"setting": sql.database_setting, "writable": sql.writable, "not_null": list(sql.not_null)}
+        {
+            "setting": sql.database_setting,
+            "writable": sql.writable,
+            "not_null": list(sql.not_null),
+            "shape": sql.database_shape,
+        }
         if sql.database_setting
         else None
     )
@@ -293,6 +302,7 @@ def sql_document(server: ServerIR) -> dict[str, Any]:
                     "reader": v.reader,
                     "setting": v.setting,
                     "options": json.loads(v.options_json),
+                    "shape": v.shape,
                 }
                 for v in sql.views
             ],

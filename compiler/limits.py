@@ -50,14 +50,22 @@ MAX_SCHEMA_DEPTH = 100
 # would otherwise take the memory it likes.
 MAX_TOOLS_LIST_BYTES = 16 * 1024 * 1024
 
-# Seconds that importing all user backends of a server (in a child process) may take. A real
+# CPU seconds that importing all user backends of a server (in a child process) may use. A real
 # backend module that loads a heavy library at import (pandas, torch) takes a few seconds on a
-# slow laptop; beyond this the import is hanging, and the build says so instead of waiting.
-BACKEND_IMPORT_TIMEOUT = 10.0
+# slow laptop; beyond this the import is looping, and the build says so instead of waiting. CPU
+# time, which a loaded machine does not stretch (the kernel counts it: RLIMIT_CPU); the
+# wall-clock backstop ends an import that sleeps or deadlocks, and is wide enough that a slow,
+# busy machine importing a heavy library never reaches it.
+BACKEND_IMPORT_CPU_SECONDS = 10.0
+BACKEND_IMPORT_WALL_SECONDS = 120.0
 
 # SQL tools (compiler/lower/sql). Checking a server's statements prepares each against the
-# declared data in an in-memory DuckDB: milliseconds per statement. The budget covers reading
-# samples and a schema file; past it DuckDB is interrupted and the check reported, never hung.
-SQL_CHECK_TIMEOUT = 30.0
+# declared data in an in-memory DuckDB: milliseconds per statement, about a second of CPU time
+# for the bundled server with its sample. The budget covers reading samples and a schema file;
+# past it DuckDB is interrupted and the check reported, never hung. It counts CPU time, which a
+# loaded machine does not stretch (work_budget.py); the wall-clock backstop ends only a check
+# that waits without working, and sits where no slow machine reaches it.
+SQL_CHECK_CPU_SECONDS = 30.0
+SQL_CHECK_WALL_SECONDS = 600.0
 # A sample stands in for the data at build time: a few rows are enough to give the types.
 MAX_SQL_SAMPLE_BYTES = 64 * 1024 * 1024

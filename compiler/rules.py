@@ -136,7 +136,7 @@ _RULES = (
         "BACKEND_IMPORT_TIMEOUT",
         "error",
         "backend",
-        "Importing custom backends must finish within the time limit.",
+        "Importing custom backends must finish within the CPU time limit (and never hang).",
     ),
     Rule(
         "BACKEND_NOT_ALLOWED",
@@ -334,6 +334,13 @@ _RULES = (
         "A statement never runs SQL text made at run time (query(), query_table()): parameters stay values.",
     ),
     Rule(
+        "SQL_FUNCTION_REFUSED",
+        "error",
+        "sql",
+        "A statement calls only reviewed DuckDB functions: none that reveals the server's settings, "
+        "paths or catalog, reads a file it names, or changes state.",
+    ),
+    Rule(
         "SQL_PARAM_CASTS_COLUMN",
         "warning",
         "sql",
@@ -362,12 +369,31 @@ _RULES = (
         "A parameter's declared type is one DuckDB can bind where the statement uses it.",
     ),
     Rule(
+        "SQL_PARAM_RANGE",
+        "error",
+        "sql",
+        "A parameter's declared bounds lie within the range of the SQL type it binds as (BIGINT "
+        "for an integer), which its published schema carries.",
+    ),
+    Rule(
+        "SQL_LIMIT_UNBOUNDED",
+        "warning",
+        "sql",
+        "A parameter that sets a LIMIT or OFFSET declares a maximum.",
+    ),
+    Rule(
         "SQL_COLUMN_INVALID",
         "error",
         "sql",
         "Result columns have distinct, non-empty names: they become the keys of each row.",
     ),
     Rule("SQL_TYPE_UNSUPPORTED", "error", "sql", "Every result column has a type lynxc can render as JSON."),
+    Rule(
+        "SQL_TYPE_LOSSY",
+        "warning",
+        "sql",
+        "Every result value arrives whole (a date, timestamp or interval inside a UNION does not).",
+    ),
     Rule(
         "SQL_OUTPUT_MISMATCH",
         "error",

@@ -4,7 +4,8 @@ Built-in backends are lynxc's own: their modules import nothing heavy at import 
 are read in this process, at no cost. A user backend (`package.module:function`) is imported in
 a child Python process that answers with its declaration as JSON. Whatever the module does at
 import time happens there: `sys.exit(7)` is reported instead of ending the build with exit 7,
-a sleep or a deadlock ends in a timeout, a crash of the interpreter is a message, and its prints
+an import that loops ends when it has used its CPU time (a sleep or a deadlock, after a
+wide wall-clock backstop), a crash of the interpreter is a message, and its prints
 and side effects on `sys.modules` stay out of the compiler. One child reads every user backend
 of a server, in about a tenth of a second plus the imports themselves.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import os
 import signal
 import subprocess
@@ -27,7 +29,7 @@ from typing import Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, declaration, load_backend
 
-from ..limits import BACKEND_IMPORT_TIMEOUT
+from ..limits import BACKEND_IMPORT_CPU_SECONDS, BACKEND_IMPORT_WALL_SECONDS
 
 # The child takes the compiler's `sys.path` before importing anything of lynxc: both then see
 # the same modules, whichever way lynxc and the project are installed.
@@ -66,7 +68,10 @@ def refused_target(target: str) -> Declaration | None:
 
 
 def read_declarations(
-    targets: Iterable[str], *, timeout: float = BACKEND_IMPORT_TIMEOUT
+    targets: Iterable[str],
+    *,
+    cpu_seconds: float = BACKEND_IMPORT_CPU_SECONDS,
+    wall_seconds: float = BACKEND_IMPORT_WALL_SECONDS,
 ) -> dict[str, Declaration]:
     """The declaration of each target: built-ins in process, the rest in one child process."""
     found: dict[str, Declaration] = {}
@@ -80,7 +85,7 @@ def read_declarations(
         else:
             user.append(target)
     if user:
-        found.update(_read_in_child(user, timeout))
+        found.update(_read_in_child(user, cpu_seconds, wall_seconds))
     return found
 
 
@@ -92,7 +97,7 @@ def _read_builtin(target: str) -> Declaration:
     return Declaration(info)
 
 
-def _read_in_child(targets: list[str], timeout: float) -> dict[str, Declaration]:
+def _read_in_child(targets: list[str], cpu_seconds: float, wall_seconds: float) -> dict[str, Declaration]:
     request = json.dumps({"sys_path": sys.path, "targets": targets}).encode() + b"\n"
     posix = os.name == "posix"
     with subprocess.Popen(
@@ -101,10 +106,11 @@ def _read_in_child(targets: list[str], timeout: float) -> dict[str, Declaration]
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=posix,  # its own process group: a timeout ends whatever it started
+        preexec_fn=_cpu_limit(cpu_seconds) if posix else None,
     ) as child:  # leaving the block closes the pipes and reaps the child, whatever happened
         timed_out = False
         try:
-            out, err = child.communicate(request, timeout=timeout)
+            out, err = child.communicate(request, timeout=wall_seconds)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill(child, posix)
@@ -118,11 +124,17 @@ def _read_in_child(targets: list[str], timeout: float) -> dict[str, Declaration]
     if not unread:
         return found
     culprit = started if started in unread else unread[0]
-    if timed_out:
+    over_cpu = posix and child.returncode == -signal.SIGXCPU
+    if timed_out or over_cpu:
         found[culprit] = Declaration(
             None,
             "BACKEND_IMPORT_TIMEOUT",
-            f"importing backend '{culprit}' did not finish within {timeout:g} s",
+            f"importing backend '{culprit}' "
+            + (
+                f"used over {cpu_seconds:g} s of CPU time"
+                if over_cpu
+                else f"did not finish within {wall_seconds:g} s"
+            ),
             "a backend module should import quickly: load models and open connections on the first call",
         )
     elif started == culprit:
@@ -144,6 +156,19 @@ def _read_in_child(targets: list[str], timeout: float) -> dict[str, Declaration]
     # Targets after the one that stopped the child stay unread: the build fails on that one,
     # and the next build reads them.
     return found
+
+
+def _cpu_limit(seconds: float) -> Any:
+    """In the child, before Python starts: the kernel ends it with SIGXCPU once it has used
+    `seconds` of CPU time (work, which a loaded machine does not stretch)."""
+    import resource
+
+    limit = max(1, math.ceil(seconds))
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
+
+    return apply
 
 
 def _kill(child: subprocess.Popen[bytes], posix: bool) -> None:

@@ -77,7 +77,7 @@ SERVER = ServerDefinition(
         'models/find_countries.py': 'f33c6e53b9e88e208c5ec1ff0b65f177c23ad4b04059946ae0bf6eeb43fb839a',
         'models/neighbours.py': '153fc18afb502000e49e7a22cc1083054336df260dc6e4b73a7526ccfbe754bf',
         'models/region_summary.py': '6dd1b255bec47febc21a2a82f4ef9103f91523a5aba747ca91465cbf46e8127b',
-        'sql.json': 'bd870516b346376ce752990b0d2973c7b70c8d1beffb1e54f0c95c2c73f7431e',
+        'sql.json': 'e4f374b7d223ab76b8432dc6062fe3a6211a0afac54bb773e7b30a06f8dddd82',
         'tools.json': 'efba9bce02d169faecd2deccac192d058ad7fbdc8fb22f0ef498bf978289fc38',
     },
     sql='sql.json',

@@ -188,15 +188,30 @@ def test_lint_and_diff_refuse_them_too(case: Path, monkeypatch: pytest.MonkeyPat
 
 def test_a_backend_module_that_sleeps_on_import_times_out() -> None:
     # 5 s: the healthy module must be read before the hang even on a loaded machine (the child
-    # starts Python and imports lynxc first); the hanging one sleeps for an hour.
+    # starts Python and imports lynxc first); the hanging one sleeps for an hour, using no CPU
+    # time: the wall-clock backstop ends it.
     found = read_declarations(
-        ["tests.fixtures.backends:echo", "tests.fixtures.misbehaving.sleeps:echo"], timeout=5
+        ["tests.fixtures.backends:echo", "tests.fixtures.misbehaving.sleeps:echo"], wall_seconds=5
     )
     assert found["tests.fixtures.backends:echo"].info is not None  # read before the hang
     hung = found["tests.fixtures.misbehaving.sleeps:echo"]
     assert (hung.rule_id, hung.message) == (
         "BACKEND_IMPORT_TIMEOUT",
         "importing backend 'tests.fixtures.misbehaving.sleeps:echo' did not finish within 5 s",
+    )
+
+
+def test_a_backend_import_is_bounded_by_its_work_not_by_the_machines_load() -> None:
+    """A module that waits 3 s while importing (a heavy import on a busy machine) is read with
+    a 2 s budget: the budget counts CPU time. One that loops is ended when it has used it."""
+    found = read_declarations(
+        ["tests.fixtures.misbehaving.slow:echo", "tests.fixtures.misbehaving.spins:echo"], cpu_seconds=2
+    )
+    assert found["tests.fixtures.misbehaving.slow:echo"].info is not None
+    spinning = found["tests.fixtures.misbehaving.spins:echo"]
+    assert (spinning.rule_id, spinning.message) == (
+        "BACKEND_IMPORT_TIMEOUT",
+        "importing backend 'tests.fixtures.misbehaving.spins:echo' used over 2 s of CPU time",
     )
 
 

@@ -175,8 +175,30 @@ tools:
     source = load_spec(tmp_path / "server.yaml").value
     assert source is not None
     sql_tools = [t for t in source.tools if is_sql_tool(t)]
-    checked = check_sql(source, sql_tools, {}, timeout=0.05)
+    checked = check_sql(source, sql_tools, {}, cpu_seconds=0.05)
     assert [d.rule_id for d in checked.diagnostics] == ["SQL_TIMEOUT"]
+    assert "used over 0.05 s of CPU time" in checked.diagnostics[0].message
+
+
+def test_a_loaded_machine_does_not_trip_the_checks_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget counts CPU time: while the build is not running (here stopped for 3 s in the
+    middle of the check, as a machine busy with other work would leave it waiting), nothing is
+    counted, so a check needing far less than its budget of work passes however long it waits."""
+    import os
+    import sys
+
+    from lynxc.compiler.lower import server
+
+    def check_paused_by_load(*args, **kwargs):
+        pid = os.getpid()
+        subprocess.Popen(["sh", "-c", f"sleep 0.1; kill -STOP {pid}; sleep 3; kill -CONT {pid}"])
+        return check_sql(*args, cpu_seconds=2.0, **kwargs)
+
+    if sys.platform == "win32":
+        pytest.skip("needs POSIX signals to pause the process")
+    monkeypatch.setattr(server, "check_sql", check_paused_by_load)
+    result = compile_spec(ROOT / "specs" / "countries-sql")
+    assert result.value is not None, [d.render() for d in result.diagnostics]
 
 
 def test_a_schema_describes_tables_and_never_fills_them(tmp_path: Path) -> None:
@@ -255,7 +277,7 @@ def test_every_sql_rule_has_a_malformed_case() -> None:
         reported |= set(re.findall(r" error (SQL_[A-Z_]+):", expected.read_text()))
     # The timeout needs a slow statement, and a warning leaves the spec compiling: both tested here.
     rules = {rule_id for rule_id, rule in RULES.items() if rule.category == "sql"}
-    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN"}
+    rules -= {"SQL_TIMEOUT", "SQL_PARAM_CASTS_COLUMN", "SQL_LIMIT_UNBOUNDED", "SQL_TYPE_LOSSY"}
     assert rules and rules <= reported, sorted(rules - reported)
 
 
@@ -318,8 +340,18 @@ def test_writes_are_insert_update_or_delete_never_read_only_nor_returning(tmp_pa
         "RETURNING is not supported: a write returns the count of rows it changed"
     ]
     assert write("CREATE TABLE t (a INTEGER)") == [
-        "the statement is CREATE: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        "the statement is CREATE TABLE: SQL tools read, and only INSERT, UPDATE or DELETE may write"
     ]
+    # Named as written, not as DuckDB files them (INSTALL under LOAD, USE and RESET under SET).
+    named_as_written = (("INSTALL httpfs", "INSTALL"), ("USE memory", "USE"), ("RESET threads", "RESET"))
+    for statement, named in named_as_written:
+        assert write(statement) == [
+            f"the statement is {named}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        ]
+    assert write("UPDATE orders SET customer = current_setting('temp_directory')") == [
+        "current_setting() reveals the server (its settings, paths, catalog or version)"
+    ]
+    assert write("UPDATE orders SET customer = upper(customer)") == []
     assert write("DELETE FROM orders", "{destructiveHint: true, readOnlyHint: true}") == [
         "the tool is annotated readOnlyHint: true but runs DELETE"
     ]
@@ -369,3 +401,71 @@ def test_a_written_output_is_checked_through_its_refs(tmp_path: Path) -> None:
     )
     assert [d.rule_id for d in result.diagnostics] == ["SQL_OUTPUT_MISMATCH"]
     assert "does not accept null" in result.diagnostics[0].message
+
+
+def test_a_limit_or_offset_parameter_without_a_maximum_is_warned_about(tmp_path: Path) -> None:
+    def paged(limit: str, offset: str) -> list[tuple[str, str]]:
+        tools = f"""  - name: page
+    description: {{purpose: List a page of orders.}}
+    parameters:
+      n: {{type: integer, {limit} description: Rows wanted.}}
+      skip: {{type: integer, {offset} description: Rows skipped.}}
+    backend: {{sql: "SELECT id FROM orders ORDER BY id LIMIT least($n, 50) OFFSET $skip"}}"""
+        result = compile_text(tmp_path, tools)
+        assert result.value is not None, [d.render() for d in result.diagnostics]
+        return [(d.rule_id, d.message) for d in result.diagnostics]
+
+    warned = paged("", "")
+    assert [rule for rule, _ in warned] == ["SQL_LIMIT_UNBOUNDED"] * 2
+    assert "'n' sets the LIMIT" in warned[0][1] and "'skip' sets the OFFSET" in warned[1][1]
+    assert paged("maximum: caps.max_rows,", "maximum: 1000,") == []
+
+
+def test_an_integer_parameter_carries_bigints_range_unless_it_declares_its_own(tmp_path: Path) -> None:
+    result = compile_text(
+        tmp_path,
+        """  - name: by_id
+    description: {purpose: Read one order.}
+    parameters:
+      id: {type: integer, minimum: 1, nullable: true, description: The order id.}
+    backend: {sql: "SELECT customer FROM orders WHERE id = $id", result: one}""",
+    )
+    assert result.value is not None, [d.render() for d in result.diagnostics]
+    (tool,) = result.value.tools
+    (integer, _) = json.loads(tool.input_schema_json)["properties"]["id"]["anyOf"]
+    assert (integer["minimum"], integer["maximum"]) == (1, 2**63 - 1)
+
+
+def test_the_readme_sql_example_names_one_file_for_serving_and_building() -> None:
+    """A path setting is read where `lynxc serve` runs (the project), a sample beside the spec
+    (specs/<server>/): the README's example must name the same file both ways, as the bundled
+    countries-sql spec does."""
+    import re
+
+    from ruamel.yaml import YAML
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Declaring data: SQL tools", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    server = YAML(typ="safe").load(block.group(1))["server"]
+    (view,) = server["duckdb"]["views"].values()
+    default = server["settings"][view["setting"]]["default"]
+    assert Path(default) == Path("specs", server["name"], view["sample"])
+
+
+def test_a_value_that_would_arrive_with_a_loss_is_warned_about(tmp_path: Path) -> None:
+    """Dates, timestamps and intervals are fetched as DuckDB's text, whole, except inside a
+    UNION (the member is found again from the client's Python value): that is a warning."""
+
+    def returning(expression: str) -> list[str]:
+        tools = f"""  - name: lossy
+    description: {{purpose: Return one value.}}
+    backend: {{sql: "SELECT {expression} AS v", result: one}}"""
+        result = compile_text(tmp_path, tools)
+        assert result.value is not None, [d.render() for d in result.diagnostics]
+        return [d.rule_id for d in result.diagnostics]
+
+    assert returning("[{'i': INTERVAL 1 month}]") == []
+    assert returning("union_value(i := INTERVAL 1 month)::UNION(s VARCHAR, i INTERVAL)") == ["SQL_TYPE_LOSSY"]
+    assert returning("[union_value(d := DATE 'infinity')::UNION(n INTEGER, d DATE)]") == ["SQL_TYPE_LOSSY"]

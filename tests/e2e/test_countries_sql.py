@@ -134,3 +134,22 @@ async def test_concurrent_clients_over_http() -> None:
             for _ in range(4):
                 group.start_soon(one_client)
     assert len(answers) == 20 and all(answer == expected for answer in answers)
+
+
+async def test_drifted_data_says_to_replace_the_sample_the_build_read(tmp_path) -> None:
+    """The build took the view's shape from the spec's sample, never from the data served: a
+    data file whose `area` became text makes the tools reading it say which sample to replace
+    (rebuilding alone would change nothing)."""
+    retyped = tmp_path / "countries.jsonl"
+    with duckdb.connect() as connection:
+        connection.execute(
+            f"COPY (SELECT * REPLACE (CAST(area AS VARCHAR) AS area) FROM read_json('{DATA}')) "
+            f"TO '{retyped}' (FORMAT json)"
+        )
+    async with stdio_client(SERVER, {"countries_file": str(retyped)}) as client:
+        result = await client.call_tool("find_countries", {"limit": 1})
+        assert result.is_error
+        message = result.content[0].text
+        assert message.startswith("the data behind countries_file changed since lynxc build"), message
+        assert "replace the sample data/countries.jsonl.gz beside the spec" in message, message
+        assert "rebuild against the new data" not in message, message

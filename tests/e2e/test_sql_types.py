@@ -40,6 +40,14 @@ tools:
     parameters:
       text: {type: string, required: true, description: The text to convert.}
     backend: {sql: "SELECT CAST($text AS INTEGER) AS n", result: one}
+  - name: echo_integers
+    description:
+      purpose: Return an integer and a list of integers as DuckDB binds them.
+    annotations: {readOnlyHint: true}
+    parameters:
+      n: {type: integer, required: true, description: The integer.}
+      many: {type: array, items: {type: integer}, description: The integers.}
+    backend: {sql: "SELECT $n AS n, $many AS many", result: one}
 """
 
 
@@ -89,3 +97,23 @@ async def test_a_duckdb_error_at_run_time_is_a_tool_error_and_the_server_stays_u
         assert "Conversion Error" in failed.content[0].text and "twelve" in failed.content[0].text
         parsed = await client.call_tool("parse_number", {"text": "12"})
         assert not parsed.is_error and parsed.structured_content == {"n": 12}
+
+
+async def test_an_integer_parameter_publishes_and_enforces_bigints_range(project: tuple[Path, Path]) -> None:
+    """An integer binds as BIGINT: its schema says so, and a value past it is refused by the
+    host naming the field and the rule, never by DuckDB's conversion."""
+    root, database = project
+    async with stdio_client("sql-types", {"db_file": str(database)}, project=root) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        properties = listed["echo_integers"].input_schema["properties"]
+        assert (properties["n"]["minimum"], properties["n"]["maximum"]) == (-(2**63), 2**63 - 1)
+        assert properties["many"]["items"]["maximum"] == 2**63 - 1
+        edges = await client.call_tool("echo_integers", {"n": 2**63 - 1, "many": [-(2**63)]})
+        assert not edges.is_error, edges.content[0].text
+        assert edges.structured_content == {"n": str(2**63 - 1), "many": [str(-(2**63))]}
+        for arguments, field in (({"n": 2**63}, "n"), ({"n": 1, "many": [-(2**63) - 1]}, "many")):
+            refused = await client.call_tool("echo_integers", arguments)
+            assert refused.is_error
+            message = refused.content[0].text
+            assert field in message and "Conversion" not in message, message
+            assert "less than or equal" in message or "greater than or equal" in message, message

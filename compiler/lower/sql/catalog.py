@@ -53,6 +53,7 @@ class BuildData:
     files: list[tuple[str, str]] = field(default_factory=list)  # (display path, sha256) read
     spec_dir: Path = Path(".")
     not_null: tuple[str, ...] = ()  # `table.column` the database's schema declares NOT NULL
+    database_shape: str = ""  # `schema: PATH` or `sample: PATH`, as the spec writes it
 
 
 def spec_dir(source: SpecSource) -> Path:
@@ -97,6 +98,9 @@ def open_build_data(source: SpecSource, stack: _Cleanup) -> tuple[BuildData | No
     database_path = ("server", "duckdb", "database")
     if database is not None:
         build.database_setting = database.setting
+        build.database_shape = (
+            f"schema: {database.schema_}" if database.schema_ is not None else f"sample: {database.sample}"
+        )
         if (database.schema_ is None) == (database.sample is None):
             found.append(
                 diagnostic(
@@ -172,7 +176,8 @@ def open_build_data(source: SpecSource, stack: _Cleanup) -> tuple[BuildData | No
         if problem is not None:
             found.append(problem)
             continue
-        views.append(SqlViewIR(name, view.reader, view.setting, canonical_json(dict(view.options))))
+        shape = "columns" if view.columns is not None else f"sample: {view.sample}"
+        views.append(SqlViewIR(name, view.reader, view.setting, canonical_json(dict(view.options)), shape))
     build.views = tuple(views)
     build.not_null = _not_null_columns(build.connection) if database is not None else ()
     return (None, found) if found else (build, [])

@@ -2,24 +2,26 @@
 statement, and give each tool its output schema (derived from the result types, or the one
 the spec writes, once checked to accept every value those types produce).
 
-The whole check runs under one time budget (`limits.SQL_CHECK_TIMEOUT`): a watchdog interrupts
-DuckDB itself, so a hostile sample or schema ends in a diagnostic, never a hung build.
+The whole check runs under one budget of CPU time (`limits.SQL_CHECK_CPU_SECONDS`, with a wide
+wall-clock backstop): a watchdog interrupts DuckDB itself, so a hostile sample or schema ends in
+a diagnostic, never a hung build, and a loaded machine never trips it.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field, replace
 
 from ...diagnostics import Diagnostic
 from ...ir import SqlDataIR, SqlToolIR, ToolIR, canonical_json
-from ...limits import SQL_CHECK_TIMEOUT
+from ...limits import SQL_CHECK_CPU_SECONDS, SQL_CHECK_WALL_SECONDS
 from ...rules import diagnostic
 from ...spec.load import SpecSource, ToolSource
 from ...spec.models import SqlBackend
+from ...work_budget import cpu_watchdog
 from .catalog import cleanup, open_build_data
 from .output import output_problems
+from .ranges import with_type_ranges
 from .statements import check_statement, derived_output, statement_text
 
 
@@ -40,7 +42,8 @@ def check_sql(
     sql_tools: list[ToolSource],
     lowered: dict[str, ToolIR],
     *,
-    timeout: float = SQL_CHECK_TIMEOUT,
+    cpu_seconds: float = SQL_CHECK_CPU_SECONDS,
+    wall_seconds: float = SQL_CHECK_WALL_SECONDS,
 ) -> SqlCheck:
     result = SqlCheck()
     if not sql_tools:
@@ -58,10 +61,7 @@ def check_sql(
         return result
     import duckdb
 
-    with cleanup() as stack:
-        timer = threading.Timer(timeout, stack.expire)
-        timer.daemon = True
-        timer.start()
+    with cleanup() as stack, cpu_watchdog(cpu_seconds, wall_seconds, stack.expire) as watch:
         try:
             build, problems = open_build_data(source, stack)
             result.diagnostics += problems
@@ -84,6 +84,10 @@ def check_sql(
                 if sql_ir is None:
                     continue
                 checked.append(sql_ir)
+                types = {param.name: param.duckdb_type for param in sql_ir.params}
+                ranged, problems = with_type_ranges(tool_source, json.loads(tool_ir.input_schema_json), types)
+                result.diagnostics += problems
+                tool_ir = replace(tool_ir, input_schema_json=canonical_json(ranged))
                 derived = derived_output(sql_ir)
                 if tool_ir.output_schema_json is None:
                     result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))
@@ -101,6 +105,7 @@ def check_sql(
                 views=build.views,
                 tools=tuple(checked),
                 not_null=build.not_null,
+                database_shape=build.database_shape,
             )
             result.files = build.files
         except duckdb.InterruptException:
@@ -108,16 +113,13 @@ def check_sql(
             result.diagnostics.append(
                 diagnostic(
                     "SQL_TIMEOUT",
-                    f"checking the SQL tools against the declared data took over {timeout:g} s "
-                    "and was stopped",
+                    f"checking the SQL tools against the declared data {watch.describe()} and was stopped",
                     first.doc.span(
                         ("server", "duckdb") if first.doc is source.server_doc else (*first.base, "backend")
                     ),
                     "use smaller samples; a schema file describes tables, it does not fill them",
                 )
             )
-        finally:
-            timer.cancel()
     return result
 
 

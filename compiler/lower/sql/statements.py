@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lynxc.runtime.backends.sql.connection import first_paragraph
-from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, type_tree
+from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, lossy_in_union, type_tree
 
 from ...diagnostics import Diagnostic, Span
 from ...ir import SqlColumnIR, SqlParamIR, SqlToolIR, canonical_json
@@ -28,14 +28,17 @@ from ...rules import diagnostic
 from ...spec.load import ToolSource
 from ...spec.models import SqlBackend
 from ...suggest import did_you_mean
+from .callable import build_catalog, reach, reach_problems, token_problems
 from .catalog import BuildData, parse_offset, read_beside
 from .nullability import not_null_columns
 from .positions import SqlText, char_offset, error_offset, yaml_kind
+from .ranges import unbounded_limits
 
 # Table functions a SELECT may call that write (a checkpoint), or that run SQL text they are
 # given, which would turn a bound parameter back into code.
 _WRITING_FUNCTIONS = frozenset({"checkpoint", "force_checkpoint"})
 _DYNAMIC_FUNCTIONS = frozenset({"query", "query_table", "json_execute_serialized_sql"})
+_WORD = re.compile(r"\w+")
 _NAME_TOKEN = re.compile(r'"?([A-Za-z_][A-Za-z0-9_]*)')
 _PARAMETER = re.compile(r"\$([^\W\d]\w*|[0-9]+)")
 # What a write returns when it has no RETURNING clause: DuckDB's count of changed rows.
@@ -134,7 +137,14 @@ def check_statement(
     found += _write_problems(statement, text, tool, build, where)
     if found:
         return None, found
-    for name, offset in called_functions(connection, text, read_only):
+    tree = parse_tree(connection, text) if read_only else None
+    reached = reach(tree) if tree is not None else None
+    calls = (
+        sorted({(name, at) for name, at, _ in reached.calls})
+        if reached is not None
+        else [(name, at) for name, at, _ in _function_tokens(text)]
+    )
+    for name, offset in calls:
         if name in _DYNAMIC_FUNCTIONS:
             found.append(
                 diagnostic(
@@ -153,6 +163,14 @@ def check_statement(
                     "SQL tools read; remove the call",
                 )
             )
+    if found:
+        return None, found
+    catalog = build_catalog(connection)
+    found += (
+        reach_problems(reached, catalog, where)
+        if reached is not None
+        else token_problems(_function_tokens(text), catalog, where)
+    )
     if found:
         return None, found
     used = {o.name for o in occurrences}
@@ -226,6 +244,7 @@ def check_statement(
         names, column_types = list(relation.columns), list(relation.types)
         not_null = not_null_columns(connection, body, len(names))
         warnings = _column_casts(connection, body, typed, types, where)
+        warnings += unbounded_limits(tree or {}, declared, first_use, where)
     else:
         warnings = []
         typed = cast_parameters(body, occurrences, types)
@@ -243,6 +262,7 @@ def check_statement(
     columns, problems = _columns(names, column_types, not_null, where)
     if problems:
         return None, problems
+    warnings += _lossy_columns(columns, where)
     wrapped = f"SELECT * FROM (\n{typed}\n) AS lynxc_rows LIMIT {max_rows + 1}" if read_only else typed
     if read_only:  # what the server will run binds, with the columns the build derived
         try:
@@ -382,11 +402,25 @@ def _write_problems(
     import duckdb
 
     kind = statement.type
-    if kind == duckdb.StatementType.SELECT:
-        return []
     at = where.span(_first_token_offset(text))
+    # Named as written: DuckDB files INSTALL under LOAD, and USE and RESET under SET.
+    words = _leading_keywords(text)
+    if kind == duckdb.StatementType.SELECT:
+        if words[:1] != ["PRAGMA"]:  # DuckDB runs a PRAGMA as a SELECT of a pragma_ function
+            return []
+        return [
+            diagnostic(
+                "SQL_FUNCTION_REFUSED",
+                "the statement is a PRAGMA, which reveals the server (its settings, paths, catalog or "
+                "version) or changes it",
+                at,
+                "a SQL tool runs one SELECT over the declared data",
+            )
+        ]
     if kind not in (duckdb.StatementType.INSERT, duckdb.StatementType.UPDATE, duckdb.StatementType.DELETE):
-        problem = f"the statement is {kind.name}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        problem = (
+            f"the statement is {' '.join(words)}: SQL tools read, and only INSERT, UPDATE or DELETE may write"
+        )
         return [diagnostic("SQL_NOT_READ_ONLY", problem, at, "a SQL tool runs one SELECT")]
     if not (build.writable and _destructive(tool)):
         return [
@@ -418,6 +452,21 @@ def _write_problems(
     return []
 
 
+def _leading_keywords(text: str) -> list[str]:
+    """The keywords a statement starts with, up to the first name or value ('CREATE TABLE',
+    'INSTALL', 'UPDATE EXTENSIONS'), upper-case."""
+    import duckdb
+
+    found: list[str] = []
+    for byte_offset, kind in duckdb.tokenize(text):
+        start = char_offset(text, byte_offset)
+        match = _WORD.match(text, start)
+        if kind != duckdb.token_type.keyword or match is None or len(found) == 2:
+            break
+        found.append(match.group(0).upper())
+    return found or ["not a query"]
+
+
 def _keywords(text: str) -> list[tuple[str, int]]:
     """(upper-case word, offset) of each keyword DuckDB's tokenizer finds (never in a string,
     a quoted name or a comment)."""
@@ -427,51 +476,30 @@ def _keywords(text: str) -> list[tuple[str, int]]:
     for byte_offset, kind in duckdb.tokenize(text):
         if kind == duckdb.token_type.keyword:
             start = char_offset(text, byte_offset)
-            match = re.compile(r"\w+").match(text, start)
+            match = _WORD.match(text, start)
             if match is not None:
                 found.append((match.group(0).upper(), start))
     return found
 
 
-def called_functions(connection: Any, text: str, select: bool) -> list[tuple[str, int]]:
-    """(lower-case name, offset) of each function the statement calls. For a SELECT from DuckDB's
-    own parse tree (a quoted name or a comment before the bracket changes nothing); for a write,
-    whose tree DuckDB does not serialize, from its tokens."""
+def parse_tree(connection: Any, text: str) -> dict[str, Any] | None:
+    """DuckDB's parse tree of a SELECT (json_serialize_sql), or None when it gives none."""
     import json
 
     import duckdb
 
-    if select:
-        try:
-            tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
-        except duckdb.InterruptException:
-            raise
-        except (duckdb.Error, ValueError):
-            tree = {"error": True}
-        if not tree.get("error"):
-            return sorted(_function_names(tree))
-    return _function_tokens(text)
+    try:
+        tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+    except duckdb.InterruptException:
+        raise
+    except (duckdb.Error, ValueError):
+        return None
+    return None if not isinstance(tree, dict) or tree.get("error") else tree
 
 
-def _function_names(tree: Any) -> set[tuple[str, int]]:
-    found: set[tuple[str, int]] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            name = node.get("function_name")
-            if isinstance(name, str):
-                location = node.get("query_location")
-                found.add((name.lower(), location if isinstance(location, int) and location < 2**31 else 0))
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
-
-
-def _function_tokens(text: str) -> list[tuple[str, int]]:
-    """(lower-case name, offset) of every name token, quoted or not: what a write may call, read
-    conservatively (a column named like a function counts)."""
+def _function_tokens(text: str) -> list[tuple[str, int, bool]]:
+    """(lower-case name, offset, whether a bracket follows) of every name token, quoted or
+    not: what a write may call, read conservatively (a column named like a function counts)."""
     import duckdb
 
     found = []
@@ -480,7 +508,8 @@ def _function_tokens(text: str) -> list[tuple[str, int]]:
             start = char_offset(text, byte_offset)
             match = _NAME_TOKEN.match(text, start)
             if match is not None:
-                found.append((match.group(1).lower(), start))
+                bracketed = text[match.end() :].lstrip().startswith("(")
+                found.append((match.group(1).lower(), start, bracketed))
     return found
 
 
@@ -595,6 +624,28 @@ def _columns(
         nullable = not (index < len(not_null) and not_null[index])
         columns.append(SqlColumnIR(name, canonical_json(tree), nullable))
     return columns, found
+
+
+def _lossy_columns(columns: list[SqlColumnIR], where: SqlText) -> list[Diagnostic]:
+    """A warning for each column holding a value DuckDB's Python client hands over with a loss
+    (a date, timestamp or interval inside a UNION: the server cannot fetch it as text)."""
+    import json
+
+    found = []
+    for column in columns:
+        lossy = lossy_in_union(json.loads(column.type_json))
+        if lossy is not None:
+            found.append(
+                diagnostic(
+                    "SQL_TYPE_LOSSY",
+                    f"result column '{column.name}' holds {lossy} inside a UNION, which arrives through "
+                    "DuckDB's Python client with a loss (infinity as the largest date, an interval's "
+                    "months as 30 days, nanoseconds cut)",
+                    where.span(_first_token_offset(where.text)),
+                    "CAST that member to VARCHAR in the UNION, or return it as a column of its own",
+                )
+            )
+    return found
 
 
 def _tree(duckdb_type: Any) -> tuple[dict[str, Any] | None, str]:

@@ -65,6 +65,7 @@ class SqlDatabase:
     setting: str
     writable: bool = False
     not_null: tuple[str, ...] = ()
+    shape: str = ""  # where the build took the tables from (`schema: PATH`, `sample: PATH`)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class SqlView:
     reader: str
     setting: str
     options: tuple[tuple[str, OptionValue], ...] = ()
+    shape: str = ""  # where the build took the columns from (`columns`, `sample: PATH`)
 
     def options_dict(self) -> dict[str, Any]:
         """The options as views.reader_call takes them (lists and mappings as JSON gave them)."""
@@ -163,6 +165,7 @@ def _database(node: _Node) -> SqlDatabase:
         setting=node.key("setting").text(),
         writable=node.key("writable", False).boolean(),
         not_null=tuple(item.text() for item in node.key("not_null", []).array()),
+        shape=_shape(node),
     )
 
 
@@ -177,7 +180,14 @@ def _view(node: _Node) -> SqlView:
         reader=reader,
         setting=node.key("setting").text(),
         options=tuple((name, _option(name, options.key(name))) for name in options.value),
+        shape=_shape(node),
     )
+
+
+def _shape(node: _Node) -> str:
+    """Where the build took the data's shape from; "" in a sql.json from before it was recorded."""
+    shape = node.key("shape", None)
+    return "" if shape.value is None else shape.text()
 
 
 def _option(name: str, node: _Node) -> OptionValue:

@@ -49,7 +49,7 @@ from typing import Any, TypeVar
 from lynxc.runtime.errors import ToolError
 
 from .catalog import DEFAULT_THREADS, SqlCatalog, SqlDatabase, SqlTool, SqlView
-from .types import UnsupportedType, row_converter, same_type, type_tree
+from .types import UnsupportedType, fetch_statement, row_converter, same_type, type_tree
 from .views import quoted, reader_call, sql_literal
 
 T = TypeVar("T")
@@ -82,6 +82,8 @@ class Database:
     # whole when it changes (calls read it from other threads).
     problems: dict[str, str] = field(default_factory=dict)
     converters: dict[str, Callable[[tuple], dict[str, Any]]] = field(default_factory=dict)
+    # Per tool: the statement a call runs (the capped one, lossy types fetched as text).
+    statements: dict[str, str] = field(default_factory=dict)
     param_types: dict[str, Any] = field(default_factory=dict)  # "tool\0param" -> DuckDBPyType
     # Per view (lower-case name): why it could not be created; `pending` those to try again
     # (a reader that failed; an unset setting stays unset until the settings change).
@@ -385,15 +387,18 @@ def _prepare_tools(database: Database, lost: list[str]) -> None:
     catalog = database.catalog
     everywhere = None
     if lost and catalog.database is not None:
-        columns = "; ".join(
-            f"column `{name}` is no longer NOT NULL in the database; rebuild against it" for name in lost
+        columns = "; ".join(f"column `{name}` is no longer NOT NULL in the database" for name in lost)
+        everywhere = (
+            f"the data behind {catalog.database.setting} changed since lynxc build: {columns}; "
+            + what_to_rebuild([catalog.database.shape])
         )
-        everywhere = f"the data behind {catalog.database.setting} changed since lynxc build: {columns}"
     for tool in catalog.tools.values():
         try:
             for param in tool.params:
                 database.param_types[param_key(tool.name, param.name)] = duckdb.sqltype(param.type)
-            database.converters[tool.name] = row_converter([column.as_dict() for column in tool.columns])
+            columns = [column.as_dict() for column in tool.columns]
+            database.converters[tool.name] = row_converter(columns)
+            database.statements[tool.name] = fetch_statement(tool.wrapped, columns)
         except (duckdb.Error, UnsupportedType, ValueError) as err:
             why = first_paragraph(err)
             database.fixed_problems[tool.name] = f"{tool.name!r} cannot run: {why} (run `lynxc build`)"
@@ -501,11 +506,30 @@ def _views_read(tool: SqlTool, catalog: SqlCatalog) -> list[str]:
 
 
 def _changed(catalog: SqlCatalog, views: list[str], what: str) -> str:
-    settings = [view.setting for view in catalog.views if view.name.lower() in views]
-    if not settings:  # no view named: the database's tables, or what DuckDB read otherwise
+    read = [view for view in catalog.views if view.name.lower() in views]
+    settings, shapes = [view.setting for view in read], [view.shape for view in read]
+    if not read:  # no view named: the database's tables, or what DuckDB read otherwise
         settings = [catalog.database.setting] if catalog.database else list(catalog.data_settings())
+        shapes = [catalog.database.shape] if catalog.database else [view.shape for view in catalog.views]
     behind = " or ".join(dict.fromkeys(settings)) or "the server's data"
-    return f"the data behind {behind} changed since lynxc build: {what}; rebuild against the new data"
+    return f"the data behind {behind} changed since lynxc build: {what}; {what_to_rebuild(shapes)}"
+
+
+def what_to_rebuild(shapes: list[str]) -> str:
+    """What to change before rebuilding: the build never reads the served data, it takes its
+    shape from the spec (a view's `columns` or sample, a database's schema or sample)."""
+    fixes = []
+    for shape in dict.fromkeys(shapes):
+        kind, _, path = shape.partition(": ")
+        if kind == "columns":
+            fixes.append("update the view's `columns` in the spec to the new data's types")
+        elif kind == "sample":
+            fixes.append(f"replace the sample {path} beside the spec with a sample of the new data")
+        elif kind == "schema":
+            fixes.append(f"update the schema {path} beside the spec to the new data's tables")
+        else:  # a sql.json from before the shape was recorded
+            return "rebuild against the new data"
+    return "the build takes the data's shape from the spec: " + "; ".join(fixes) + ", then run `lynxc build`"
 
 
 # --- one call's cursor ----------------------------------------------------------------------------

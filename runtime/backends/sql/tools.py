@@ -63,7 +63,8 @@ async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     # The statement already stops at max_rows + 1; a smaller cap (never larger) cuts further.
     limit = max(1, min(int(ctx.caps.get("max_rows", tool.max_rows)), tool.max_rows))
     wanted = 1 if tool.result == "one" else limit + 1
-    work = partial(fetch_rows, tool.wrapped, values, wanted, database.converters[tool.name])
+    statement, convert = database.statements[tool.name], database.converters[tool.name]
+    work = partial(fetch_rows, statement, values, wanted, convert)
     seconds = _timeout(catalog, ctx.settings)
     rows, fetched = await run_interruptible(Call(database), work, seconds, catalog, ctx)
     if tool.result == "one":

@@ -23,13 +23,18 @@ Rendering, by tree id (what DuckDB 1.5's Python client hands to `fetchall` -> th
   boolean                   bool
   uuid                      UUID -> canonical lowercase text (format uuid)
   enum                      str -> string enum (the enum skipped past MAX_ENUM_VALUES labels)
-  date                      date -> 'YYYY-MM-DD' (format date)
-  time, time_ns             time -> 'HH:MM:SS[.ffffff]'; '24:00:00' kept as DuckDB prints it
+  date                      'YYYY-MM-DD' (format date); 'infinity' / '-infinity' as those words
+  time                      time -> 'HH:MM:SS[.ffffff]'; '24:00:00' kept as DuckDB prints it
+  time_ns                   'HH:MM:SS[.fffffffff]': nanoseconds kept
   time with time zone       time+offset -> 'HH:MM:SS[.ffffff]+HH:MM[:SS]' (the stored offset)
-  timestamp, _s, _ms, _ns   datetime -> 'YYYY-MM-DDTHH:MM:SS[.ffffff]' (naive, no zone)
-  timestamp with time zone  datetime -> the same in UTC with 'Z' (format date-time)
-  interval                  timedelta -> ISO 8601 duration, '-' prefixed when negative
-                            ('P423DT4H5M6.000007S', 'PT0S', '-PT0.000001S')
+  timestamp, _s, _ms        'YYYY-MM-DDTHH:MM:SS[.ffffff]' (naive, no zone); 'infinity' / '-infinity'
+  timestamp_ns              the same with nine fraction digits: nanoseconds kept
+  timestamp with time zone  the same in UTC with 'Z' (format date-time); 'infinity' / '-infinity'
+  interval                  ISO 8601 duration of DuckDB's three parts, months, days and
+                            microseconds, none folded into another ('1 year 2 months 3 days
+                            04:05:06.789' -> 'P1Y2M3DT4H5M6.789S'); '-' before the P when no part
+                            is positive, else each negative part signed ('1 day -25:00:00' ->
+                            'P1DT-25H'); 'PT0S' for zero
   list / array(n)           list / tuple -> array (array: exactly n items)
   struct                    dict -> object with every field present
   map(varchar, V)           dict -> object {key: value}
@@ -39,19 +44,19 @@ Rendering, by tree id (what DuckDB 1.5's Python client hands to `fetchall` -> th
                             member's rendering; schema anyOf the members
   null (type of NULL)       None -> null
 
-Lossy cases, all from DuckDB's Python client rather than from this table:
-  - TIMESTAMP_NS and TIME_NS arrive as microseconds (nanoseconds truncated); CAST to VARCHAR in
-    SQL to keep them.
-  - DATE/TIMESTAMP 'infinity' and '-infinity' arrive as date(time).max/min, so they render as
-    9999-12-31[T23:59:59.999999] and 0001-01-01[T00:00:00], indistinguishable from those values.
-  - INTERVAL arrives as a timedelta: months count 30 days ('1 month' -> 'P30D') and the
-    month/day/microsecond parts are summed ('-1 day +1 second' -> '-PT23H59M59S'); an interval
-    past timedelta's range (~2.7 million years) makes the fetch itself raise OverflowError.
-  - A UNION member is found again from the Python value; members whose values look alike
-    (VARCHAR vs JSON vs ENUM, INTEGER vs BIGINT) resolve to the first listed that fits.
-Dates and timestamps Python cannot hold (years past 9999, or BC) arrive as DuckDB's text and are
-rendered as ISO 8601 expanded years: '+12345-01-01', and 44 BC as '-0043-03-15' (astronomical
-numbering: 1 BC is year 0000); their schemas accept that form besides the usual one.
+Fetched as DuckDB's own text (`fetch_type`, `fetch_statement`): DuckDB's Python client loses
+parts of these types (DATE/TIMESTAMP 'infinity' arrive as date(time).max, an INTERVAL as a
+timedelta with months counted as 30 days, TIMESTAMP_NS and TIME_NS truncated to microseconds),
+so the statement a server runs CASTs every column holding one (at any depth of lists, arrays,
+structs and maps) to the same shape with VARCHAR in their place, and the converters read the
+text. Inside a UNION they cannot be cast (the member would no longer be found from its value):
+there they still arrive through the Python client, with its losses, and the build warns
+(SQL_TYPE_LOSSY, from `lossy_in_union`).
+A UNION member is found again from the Python value too: members whose values look alike
+(VARCHAR vs JSON vs ENUM, INTEGER vs BIGINT) resolve to the first listed that fits.
+Years Python's dates cannot hold (past 9999, or BC) are rendered as ISO 8601 expanded years:
+'+12345-01-01', and 44 BC as '-0043-03-15' (astronomical numbering: 1 BC is year 0000); their
+schemas accept that form besides the usual one.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ import struct
 import uuid
 from collections.abc import Callable
 from typing import Any
+
+from .views import quoted
 
 # Largest integer every JSON reader holds exactly (an IEEE double's 53-bit mantissa).
 MAX_SAFE_INT = 2**53 - 1
@@ -109,6 +116,11 @@ _SCALARS = frozenset(
     ]
 )
 _NON_FINITE = ("NaN", "Infinity", "-Infinity")
+# Types DuckDB's Python client hands over with a loss (module docstring): fetched as their text.
+_FETCHED_AS_TEXT = frozenset({"date", *_TIMESTAMPS, _TIMESTAMP_TZ, "time_ns", "interval"})
+_INFINITIES = ("infinity", "-infinity")
+# Fraction digits a timestamp or time type holds: its text is padded to them.
+_NANOSECOND_TYPES = ("timestamp_ns", "time_ns")
 
 # DuckDB's text for a date/timestamp Python cannot hold: '12345-06-07', '0044-03-15 (BC)',
 # '0044-03-15 (BC) 01:02:03.25', '12345-06-07 08:09:10.5+00'.
@@ -116,8 +128,15 @@ _DUCK_TEMPORAL_TEXT = re.compile(
     r"(\d{4,})-(\d\d)-(\d\d)( \(BC\))?(?: (\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d(?::\d\d){0,2})?)?"
 )
 _INT_TEXT = re.compile(r"-?\d+")
+# DuckDB's text of an INTERVAL: '1 year 2 months 3 days 04:05:06.789', '-1 day 00:00:01',
+# '1 month -1 day 100:00:00', '00:00:00' (each part signed on its own; hours unbounded).
+_DUCK_INTERVAL_TEXT = re.compile(
+    r"(?:(-?\d+) years? ?)?(?:(-?\d+) months? ?)?(?:(-?\d+) days? ?)?"
+    r"(?:(-?)(\d+):(\d\d):(\d\d)(?:\.(\d{1,6}))?)?"
+)
 
 _TIME_PATTERN = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+_TIME_NS_PATTERN = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?"
 _OFFSET_PATTERN = r"[+-][0-9]{2}:[0-9]{2}(:[0-9]{2})?"
 _EXPANDED_DATE_PATTERN = r"[+-][0-9]{4,}-[0-9]{2}-[0-9]{2}"
 _DATE_PATTERN = r"[+-]?[0-9]{4,}-[0-9]{2}-[0-9]{2}"
@@ -257,21 +276,33 @@ def _schema(tree: dict[str, Any]) -> dict[str, Any]:
             return {"type": "string"}
         return {"type": "string", "enum": list(values)}
     if tid == "date":
-        return {"type": "string", "anyOf": [{"format": "date"}, {"pattern": f"^{_EXPANDED_DATE_PATTERN}$"}]}
+        return {
+            "type": "string",
+            "anyOf": [
+                {"format": "date"},
+                {"pattern": f"^{_EXPANDED_DATE_PATTERN}$"},
+                {"enum": list(_INFINITIES)},
+            ],
+        }
     if tid in _TIMES:
-        return {"type": "string", "pattern": f"^{_TIME_PATTERN}$"}
+        return {"type": "string", "pattern": f"^{_time_pattern(tid)}$"}
     if tid == _TIME_TZ:
         return {"type": "string", "pattern": f"^{_TIME_PATTERN}{_OFFSET_PATTERN}$"}
     if tid in _TIMESTAMPS:
-        return {"type": "string", "pattern": f"^{_DATE_PATTERN}T{_TIME_PATTERN}$"}
-    if tid == _TIMESTAMP_TZ:
-        expanded = f"^{_EXPANDED_DATE_PATTERN}T{_TIME_PATTERN}(Z|{_OFFSET_PATTERN})$"
-        return {"type": "string", "anyOf": [{"format": "date-time"}, {"pattern": expanded}]}
-    if tid == "interval":
         return {
             "type": "string",
-            "pattern": r"^-?P([0-9]+D)?(T([0-9]+H)?([0-9]+M)?([0-9]+(\.[0-9]{1,6})?S)?)?$",
+            "anyOf": [{"pattern": f"^{_DATE_PATTERN}T{_time_pattern(tid)}$"}, {"enum": list(_INFINITIES)}],
         }
+    if tid == _TIMESTAMP_TZ:
+        expanded = f"^{_EXPANDED_DATE_PATTERN}T{_TIME_PATTERN}(Z|{_OFFSET_PATTERN})$"
+        return {
+            "type": "string",
+            "anyOf": [{"format": "date-time"}, {"pattern": expanded}, {"enum": list(_INFINITIES)}],
+        }
+    if tid == "interval":
+        part = r"-?[0-9]+"
+        clock = rf"T({part}H)?({part}M)?({part}(\.[0-9]{{1,6}})?S)?"
+        return {"type": "string", "pattern": rf"^-?P({part}Y)?({part}M)?({part}D)?({clock})?$"}
     if tid == "list":
         return {"type": "array", "items": _or_null(_schema(tree["child"]))}
     if tid == "array":
@@ -309,6 +340,69 @@ def _schema(tree: dict[str, Any]) -> dict[str, Any]:
             return {}
         return _or_null({"anyOf": members})
     raise UnsupportedType(tree.get("sql", tid))
+
+
+def _time_pattern(tid: str) -> str:
+    return _TIME_NS_PATTERN if tid in _NANOSECOND_TYPES else _TIME_PATTERN
+
+
+# --- fetching -----------------------------------------------------------------------------------
+
+
+def fetch_type(tree: dict[str, Any]) -> str | None:
+    """The type to CAST a column of this type to before fetching it, so that no value loses a
+    part on its way through DuckDB's Python client (module docstring): the same shape with
+    VARCHAR for each type fetched as text; None when the column is fetched as it is."""
+    tid = tree["id"]
+    if tid in _FETCHED_AS_TEXT:
+        return "VARCHAR"
+    if tid in ("list", "array"):
+        child = fetch_type(tree["child"])
+        if child is None:
+            return None
+        return f"{child}[]" if tid == "list" else f"{child}[{tree['size']}]"
+    if tid == "struct":
+        fields = [(name, fetch_type(child)) for name, child in tree["fields"]]
+        if all(fetched is None for _, fetched in fields):
+            return None
+        parts = [
+            f"{quoted(name)} {fetched or child['sql']}"
+            for (name, fetched), (_, child) in zip(fields, tree["fields"], strict=True)
+        ]
+        return f"STRUCT({', '.join(parts)})"
+    if tid == "map":
+        key, value = fetch_type(tree["key"]), fetch_type(tree["value"])
+        if key is None and value is None:
+            return None
+        return f"MAP({key or tree['key']['sql']}, {value or tree['value']['sql']})"
+    return None  # scalars the client keeps whole; a UNION (module docstring)
+
+
+def lossy_in_union(tree: dict[str, Any], in_union: bool = False) -> str | None:
+    """The SQL type of a value this type still fetches with a loss: one of the types fetched as
+    text, inside a UNION (module docstring); None when every value arrives whole."""
+    if in_union and tree["id"] in _FETCHED_AS_TEXT:
+        return tree.get("sql", tree["id"])
+    children = [tree[key] for key in ("child", "key", "value") if key in tree]
+    children += [child for _, child in (*tree.get("fields", []), *tree.get("members", []))]
+    for child in children:
+        found = lossy_in_union(child, in_union or tree["id"] == "union")
+        if found is not None:
+            return found
+    return None
+
+
+def fetch_statement(statement: str, columns: list[dict[str, Any]]) -> str:
+    """`statement` as a server runs it: the columns that hold a type fetched as text CAST to
+    their `fetch_type`, in place (same names, same order)."""
+    casts = [
+        f"CAST({quoted(column['name'])} AS {fetched}) AS {quoted(column['name'])}"
+        for column in columns
+        if (fetched := fetch_type(column["type"])) is not None
+    ]
+    if not casts:
+        return statement
+    return f"SELECT * REPLACE ({', '.join(casts)}) FROM (\n{statement}\n) AS lynxc_fetched"
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -441,17 +535,30 @@ def _expanded(text: str) -> tuple[str, str | None, str | None]:
 
 
 def _date(value: Any) -> Any:
-    if value is None:
-        return None
+    if value is None or value in _INFINITIES:
+        return value
     if isinstance(value, str):
         return _expanded(value)[0]
-    return value.isoformat()
+    return value.isoformat()  # a UNION member: the client's date
+
+
+def _padded(clock: str, digits: int) -> str:
+    """DuckDB's clock text with its fraction (DuckDB drops trailing zeros) at `digits` digits,
+    as a type of that precision prints; none when it is zero."""
+    whole, _, fraction = clock.partition(".")
+    return f"{whole}.{fraction.ljust(digits, '0')}" if fraction else whole
 
 
 def _time(value: Any) -> Any:
     if value is None or isinstance(value, str):  # '24:00:00' has no Python time
         return value
     return value.isoformat()
+
+
+def _time_ns(value: Any) -> Any:
+    if isinstance(value, str) and value != "24:00:00":
+        return _padded(value, 9)
+    return _time(value)
 
 
 def _offset_text(seconds: int) -> str:
@@ -477,27 +584,31 @@ def _time_tz(value: Any) -> Any:
     return clock + _offset_text(int(offset.total_seconds()) if offset is not None else 0)
 
 
-def _timestamp(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        day, time, _ = _expanded(value)
-        return f"{day}T{time}"
-    return value.isoformat()
+def _timestamp(tree: dict[str, Any]) -> Converter:
+    digits = 9 if tree["id"] in _NANOSECOND_TYPES else 6
+
+    def convert(value: Any) -> Any:
+        if value is None or value in _INFINITIES:
+            return value
+        if isinstance(value, str):
+            day, time, _ = _expanded(value)
+            return f"{day}T{_padded(time or '00:00:00', digits)}"
+        return value.isoformat()  # a UNION member: the client's datetime
+
+    return convert
 
 
 _UTC = dt.UTC
 
 
 def _timestamp_tz(value: Any) -> Any:
-    if value is None:
-        return None
+    if value is None or value in _INFINITIES:
+        return value
     if isinstance(value, str):
         day, time, offset = _expanded(value)
         zone = "Z" if offset is None or offset.strip("+-:0") == "" else _normal_offset(offset)
-        return f"{day}T{time}{zone}"
-    offset = value.utcoffset()
-    # Infinite TIMESTAMPTZ arrive as a naive datetime.max/min: UTC as well.
+        return f"{day}T{_padded(time or '00:00:00', 6)}{zone}"
+    offset = value.utcoffset()  # a UNION member: the client's datetime
     if offset:
         try:
             value = value.astimezone(_UTC)
@@ -512,21 +623,49 @@ _MICROS_PER_DAY = 86_400_000_000
 def _interval(value: Any) -> Any:
     if value is None:
         return None
+    if isinstance(value, str):
+        return _iso_duration(*_interval_parts(value))
+    # A UNION member: the client's timedelta, months already folded into days.
     micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
-    sign = "-" if micros < 0 else ""
     days, rest = divmod(abs(micros), _MICROS_PER_DAY)
-    hours, rest = divmod(rest, 3_600_000_000)
+    sign = -1 if micros < 0 else 1
+    return _iso_duration(0, sign * days, sign * rest)
+
+
+def _interval_parts(text: str) -> tuple[int, int, int]:
+    """DuckDB's text of an INTERVAL -> its (months, days, microseconds), each signed."""
+    match = _DUCK_INTERVAL_TEXT.fullmatch(text)
+    if match is None:
+        raise ValueError(f"unexpected interval text from DuckDB: {text!r}")
+    years, months, days, minus, hours, minutes, seconds, fraction = match.groups()
+    micros = ((int(hours or 0) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)) * 1_000_000
+    micros += int((fraction or "").ljust(6, "0"))
+    return int(years or 0) * 12 + int(months or 0), int(days or 0), -micros if minus else micros
+
+
+def _iso_duration(months: int, days: int, micros: int) -> str:
+    """ISO 8601 duration of an interval's three parts, none folded into another."""
+    if months <= 0 and days <= 0 and micros <= 0 and (months or days or micros):
+        return "-" + _iso_duration(-months, -days, -micros)
+
+    def signed(number: int, unit: str) -> str:
+        return f"{number}{unit}" if number else ""
+
+    years, rest = divmod(abs(months), 12)
+    month_sign = -1 if months < 0 else 1
+    text = signed(month_sign * years, "Y") + signed(month_sign * rest, "M") + signed(days, "D")
+    sign = "-" if micros < 0 else ""
+    hours, rest = divmod(abs(micros), 3_600_000_000)
     minutes, rest = divmod(rest, 60_000_000)
     seconds, fraction = divmod(rest, 1_000_000)
-    text = f"{days}D" if days else ""
-    clock = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+    clock = (f"{sign}{hours}H" if hours else "") + (f"{sign}{minutes}M" if minutes else "")
     if fraction:
-        clock += f"{seconds}.{fraction:06d}".rstrip("0") + "S"
+        clock += sign + f"{seconds}.{fraction:06d}".rstrip("0") + "S"
     elif seconds:
-        clock += f"{seconds}S"
+        clock += f"{sign}{seconds}S"
     if clock:
         text += "T" + clock
-    return f"{sign}P{text}" if text else "PT0S"
+    return f"P{text}" if text else "PT0S"
 
 
 def _list(tree: dict[str, Any]) -> Converter:
@@ -668,9 +807,10 @@ _BUILDERS: dict[str, Callable[[dict[str, Any]], Converter]] = {
     "blob": lambda tree: _blob,
     "uuid": lambda tree: _uuid,
     "date": lambda tree: _date,
-    **dict.fromkeys(_TIMES, lambda tree: _time),
+    "time": lambda tree: _time,
+    "time_ns": lambda tree: _time_ns,
     _TIME_TZ: lambda tree: _time_tz,
-    **dict.fromkeys(_TIMESTAMPS, lambda tree: _timestamp),
+    **dict.fromkeys(_TIMESTAMPS, _timestamp),
     _TIMESTAMP_TZ: lambda tree: _timestamp_tz,
     "interval": lambda tree: _interval,
     "list": _list,

@@ -26,6 +26,7 @@ from lynxc.runtime.backends.sql.connection import (
     database_for,
     first_paragraph,
     open_database,
+    what_to_rebuild,
 )
 
 from .sqldata import COUNTRY_COLUMNS, VIEWS, FakeServer, catalog_text, column, tool, write_data
@@ -461,7 +462,7 @@ def test_a_write_statement_is_prepared_not_run(tmp_path: Path, settings: dict[st
 
 
 def not_null_catalog(not_null: list[str], **tools: dict[str, Any]) -> SqlCatalog:
-    database = {"setting": "db_file", "writable": False, "not_null": not_null}
+    database = {"setting": "db_file", "writable": False, "not_null": not_null, "shape": "schema: schema.sql"}
     return parse_catalog(catalog_text(tools, database=database, views=VIEWS))
 
 
@@ -479,8 +480,9 @@ def test_a_column_no_longer_not_null_in_the_database_disables_every_tool(
     try:
         expected = (
             "the data behind db_file changed since lynxc build: column `cities.name` is no longer NOT NULL "
-            "in the database; rebuild against it; column `cities.country` is no longer NOT NULL in the "
-            "database; rebuild against it"
+            "in the database; column `cities.country` is no longer NOT NULL in the database; the build "
+            "takes the data's shape from the spec: update the schema schema.sql beside the spec to the "
+            "new data's tables, then run `lynxc build`"
         )
         assert opened.problems == {"names": expected, "views_only": expected}
     finally:
@@ -609,3 +611,12 @@ def test_the_catalog_json_round_trip_used_here_is_the_contracts(settings: dict[s
         "max_rows",
         "read_only",
     }
+
+
+def test_what_to_rebuild_names_the_part_of_the_spec_the_shape_came_from() -> None:
+    assert what_to_rebuild(["columns", "sample: data/x.parquet"]) == (
+        "the build takes the data's shape from the spec: update the view's `columns` in the spec to "
+        "the new data's types; replace the sample data/x.parquet beside the spec with a sample of the "
+        "new data, then run `lynxc build`"
+    )
+    assert what_to_rebuild(["columns", ""]) == "rebuild against the new data"  # an older sql.json
