@@ -549,8 +549,9 @@ def test_optional_parameters_and_examples_follow_the_declarations(tmp_path: Path
         assert {"locales", "parents", "populate"} <= set(tools[name]["inputSchema"]["properties"]), name
     query = tools["query_records"]
     assert "label.fr names one locale" in query["inputSchema"]["properties"]["filters"]["description"]
-    assert '{"product": "product-1"} for products/{product}/reviews' in (
-        query["inputSchema"]["properties"]["parents"]["description"]
+    assert (
+        '{"product": "product-1"} for products/{product}/reviews'
+        in (query["inputSchema"]["properties"]["parents"]["description"])
     )
     assert "(products/product-1/reviews)" in query["inputSchema"]["properties"]["resource_id"]["description"]
     assert "`products/{product}/reviews`" in tools["discover_resources"]["description"]
