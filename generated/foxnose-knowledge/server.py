@@ -71,7 +71,7 @@ SERVER = ServerDefinition(
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
         'models/search_records.py': 'bc923a821ce57dbd5019dd2807417e69554dc77137602941ed24033eca1b0d05',
         'resources.json': 'e4393a32078758a2f5cf5ad5295e7fe61f9cace6d195503ccf0248b6d2582b31',
-        'tools.json': 'fe8bdcea2c9a85135f214f574f90a718efd049228f4cfe194222b0b20863c9c3',
+        'tools.json': '99a14a3b388a2f43fa57b27deb97427449999e42dea4795876573065cb7ac370',
     },
     resources='resources.json',
 )

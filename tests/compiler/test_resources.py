@@ -5,6 +5,7 @@ resources.json, one record model per resource, the server's `resources=` and a R
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
 import shutil
@@ -567,6 +568,22 @@ def test_the_records_tools_lint_clean_and_score_high(spec: str, tmp_path: Path) 
     assert not result.findings, result.findings
     assert result.score.total >= 4.5
     assert all(tool.total >= 4.4 for tool in result.score.tools)
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [list(mix) for size in (1, 2, 3) for mix in itertools.combinations(("search", "query", "get_one"), size)],
+    ids="+".join,
+)
+def test_every_capability_mix_lints_clean(capabilities: list[str], tmp_path: Path) -> None:
+    """Whichever tools a catalogue gets, none of their descriptions is left without a sibling to
+    name, a dangling sentence or a path the server lacks."""
+    spec = CATALOGUE.replace("    sort: [name]\n", f"    sort: [name]\n    capabilities: {capabilities}\n")
+    if "search" not in capabilities:
+        spec = spec.replace("    keyword: [name, blurb]\n", "")
+    server = compiled(write_spec(tmp_path, spec))
+    findings = lint_server(wire_from_ir(server, "shop")).findings
+    assert not [f for f in findings if f.severity in ("error", "warning")], findings
 
 
 def test_lint_flags_a_description_naming_what_the_server_lacks(tmp_path: Path) -> None:

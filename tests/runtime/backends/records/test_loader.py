@@ -429,6 +429,24 @@ def load_command(server: ServerDefinition, tmp_path: Path, *args: str) -> list[s
     return [LYNXC, "--project", str(tmp_path), "load", str(server.folder), *args, *settings]
 
 
+def paused_load(server: ServerDefinition, tmp_path: Path, stage: str, *args: str) -> subprocess.Popen[str]:
+    """A real `lynxc load` process, once it waits at `stage` (LYNXC_TEST_PAUSE_AT) for a line on
+    its stdin; the caller ends it."""
+    paused = subprocess.Popen(
+        load_command(server, tmp_path, *args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_PAUSE_AT": stage},
+    )
+    assert paused.stderr is not None
+    for line in paused.stderr:  # ends when the process does
+        if f"paused at {stage}" in line:
+            return paused
+    raise AssertionError(f"the load ended before pausing at {stage} (exit {paused.wait(timeout=60)})")
+
+
 STAGES = ["validated", "writing", "written", "indexed", "optimized", "pointed"]
 
 
@@ -482,19 +500,9 @@ def test_readers_see_the_old_version_until_the_pointer_moves(
     old_state = store.current().resources["books"]
     before = records(tmp_path / "data")
     second = write_jsonl(tmp_path / "b.jsonl", [book(i, title=f"new {i}") for i in range(20, 60)])
-    paused = subprocess.Popen(
-        load_command(server, tmp_path, "books", str(second), "--delete-missing"),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_PAUSE_AT": "optimized"},
-    )
+    paused = paused_load(server, tmp_path, "optimized", "books", str(second), "--delete-missing")
     try:
-        assert paused.stderr is not None and paused.stdin is not None
-        for line in paused.stderr:
-            if "paused at optimized" in line:
-                break
+        assert paused.stdin is not None
         # Every Lance commit of the load is made; readers still see the old version.
         assert store.current().resources["books"] == old_state
         assert records(tmp_path / "data") == before
@@ -590,21 +598,8 @@ def test_a_load_killed_mid_way_leaves_no_spill_and_no_lock(
     load(server, "books", [str(first)], settings=settings)
     before = records(tmp_path / "data")
     second = write_jsonl(tmp_path / "b.jsonl", [book(i, body="long text " * 200) for i in range(3000)])
-    paused = subprocess.Popen(
-        load_command(server, tmp_path, "books", str(second), "--delete-missing"),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_PAUSE_AT": "validated"},
-    )
+    paused = paused_load(server, tmp_path, "validated", "books", str(second), "--delete-missing")
     try:
-        assert paused.stderr is not None
-        for line in paused.stderr:  # ends when the process does, so bounded by the kill below
-            if "paused at validated" in line:
-                break
-        else:
-            raise AssertionError(f"the load ended before pausing (exit {paused.wait(timeout=60)})")
         spill_open = [
             os.readlink(fd) for fd in Path(f"/proc/{paused.pid}/fd").iterdir() if "/tmp" in os.readlink(fd)
         ]
