@@ -101,11 +101,10 @@ async def test_an_over_long_filter_value_is_refused_naming_the_field_and_the_rul
     assert "Traceback" not in stderr, stderr
 
 
-async def test_with_real_records_the_bound_sits_below_what_lancedb_takes(tmp_path: Path) -> None:
-    """foxnose-knowledge with its countries loaded: a `contains` on localized names of the
-    longest value the schema allows runs (LanceDB compiles it), one character more is refused
-    by the host, and the value that broke LanceDB is refused before it gets there."""
-    settings = {"data_dir": str(tmp_path / "store"), "embedder": "static"}
+@pytest.fixture(scope="module")
+def countries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Settings of a foxnose-knowledge store holding its bundled countries."""
+    settings = {"data_dir": str(tmp_path_factory.mktemp("countries") / "store"), "embedder": "static"}
     loaded = subprocess.run(
         lynxc_command("load", "foxnose-knowledge", "countries", str(COUNTRIES), *settings_args(settings)),
         capture_output=True,
@@ -113,28 +112,63 @@ async def test_with_real_records_the_bound_sits_below_what_lancedb_takes(tmp_pat
         timeout=300,
     )
     assert loaded.returncode == 0, loaded.stderr
+    return settings
+
+
+async def query_countries(
+    settings: dict[str, str], *filter_lists: list[dict[str, Any]]
+) -> tuple[list[Any], str]:
+    """query_records on countries once per filter list, through the served foxnose-knowledge;
+    the results, and what the server wrote to stderr meanwhile."""
     with http_process("foxnose-knowledge", settings) as (port, process):
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            answers = {}
-            for label, text in (
-                ("longest", "é" * MAX_VALUE_CHARS),
-                ("one more", "é" * (MAX_VALUE_CHARS + 1)),
-                ("the report's", "é" * 100_000),
-            ):
-                answers[label] = await client.call_tool(
-                    "query_records",
-                    {
-                        "resource_id": "countries",
-                        "filters": [{"field": "name", "op": "contains", "value": text}],
-                    },
+            results = [
+                await client.call_tool(
+                    "query_records", {"resource_id": "countries", "filters": filters, "limit": 100}
                 )
-    stderr = process.stderr.read() if process.stderr else ""
-    longest = answers["longest"]
+                for filters in filter_lists
+            ]
+    return results, process.stderr.read() if process.stderr else ""
+
+
+async def test_with_real_records_the_bound_sits_below_what_lancedb_takes(countries: dict[str, str]) -> None:
+    """A `contains` on localized names of the longest value the schema allows runs (LanceDB
+    compiles it), one character more is refused by the host, and the value that broke LanceDB
+    is refused before it gets there."""
+    texts = ("é" * MAX_VALUE_CHARS, "é" * (MAX_VALUE_CHARS + 1), "é" * 100_000)
+    (longest, one_more, reported), stderr = await query_countries(
+        countries, *([{"field": "name", "op": "contains", "value": text}] for text in texts)
+    )
     assert not longest.is_error, longest.content[0].text
     assert longest.structured_content["items"] == []
-    for label in ("one more", "the report's"):
-        assert answers[label].is_error
-        text = answers[label].content[0].text
+    for refused in (one_more, reported):
+        assert refused.is_error
+        text = refused.content[0].text
         assert "filters.0.value" in text and "at most 2000 characters" in text, text
         assert "CompiledTooBig" not in text
     assert "Traceback" not in stderr and "CompiledTooBig" not in stderr, stderr
+
+
+@pytest.mark.parametrize("server", RECORDS_SERVERS)
+def test_filters_say_how_missing_fields_and_empty_arrays_match(server: str) -> None:
+    for name in LIST_TOOLS:
+        if name in tools(server):
+            text = tools(server)[name]["inputSchema"]["properties"]["filters"]["description"]
+            assert "ne and not_in also match records that lack the field" in text, name
+            assert "exists false matches a missing field and an empty array alike" in text, name
+
+
+async def test_missing_fields_and_empty_arrays_match_as_the_description_says(
+    countries: dict[str, str],
+) -> None:
+    """Antarctica has no subregion; Aruba's borders are an empty array."""
+    among = {"field": "cca3", "op": "in", "value": ["ATA", "ABW", "DEU", "FRA"]}
+    results, _ = await query_countries(
+        countries,
+        [among, {"field": "subregion", "op": "ne", "value": "Western Europe"}],
+        [among, {"field": "subregion", "op": "not_in", "value": ["Western Europe", "Caribbean"]}],
+        [among, {"field": "borders", "op": "exists", "value": False}],
+        [among, {"field": "borders", "op": "exists"}],
+    )
+    ids = [sorted(item["id"] for item in result.structured_content["items"]) for result in results]
+    assert ids == [["ABW", "ATA"], ["ATA"], ["ABW", "ATA"], ["DEU", "FRA"]]
