@@ -19,7 +19,9 @@ from .checks import LintFinding, ToolView
 
 RULE = "RECORD_PATH_UNDECLARED"
 SLASH_PATH = re.compile(r"(?<![\w.:/{}~-])[A-Za-z0-9_{][\w.~{}-]*(?:/[\w.~{}-]+)+")
-DOTTED_PATH = re.compile(r"(?<![\w./@$-])[a-z_][a-z0-9_]+(?:\.[a-z0-9_-]+)+(?![\w(/])")
+# Lowercase names joined by dots, each after the first starting with a letter (not `v2.0`), a
+# locale code allowed last (`name.pt-BR`); not a call or a longer dotted name (`os.path.join()`).
+DOTTED_PATH = re.compile(r"(?<![\w./@$-])[a-z_][a-z0-9_]+(?:\.[a-z_][A-Za-z0-9_-]*)+(?!\.?[\w(/])")
 PLACEHOLDER = re.compile(r"^\{[^{}]+\}$")
 LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 # Last segments that make a dotted name a file or a host, not a field path.

@@ -602,8 +602,12 @@ def test_lint_flags_a_description_naming_what_the_server_lacks(tmp_path: Path) -
         ("filters", "name.fr"),
         ("filters", "capital.name"),
     }
-    # What the catalogue does declare, and the tool's own output paths, are no finding.
+    # What the catalogue does declare, the tool's own output paths, and prose that only looks
+    # like paths (a URL, a file, a version, a call, and/or) are no finding.
     query["description"] += " A product's blurb, price and tags; page.next_cursor continues."
+    query["description"] += (
+        " See https://peps.python.org/pep-0008/, tools.json, v2.0, os.path.join() and/or e.g. this."
+    )
     filters["description"] += " products is the only resource; tags holds text."
     assert {f.message.split("'")[1] for f in lint_server(wire).findings} == {
         "peps/{pep}/sections",
