@@ -62,7 +62,7 @@ def records_tools(resources: Sequence[ResourceIR], server_name: str) -> RecordsT
     tools = []
     for index, tool in enumerate(spec.tools):
         if tool.name in present:
-            raw = _without_parameters(doc.data["tools"][index], unusable)
+            raw = _without_parameters(doc.data["tools"][index], markers)
             pruned = _with_examples(_without_mentions(raw, left_out), markers)
             tools.append(ToolSource(doc, Tool.model_validate(pruned), ("tools", index)))
     settings = dict(spec.server.settings)
@@ -105,12 +105,12 @@ def _without_mentions(node: Any, left_out: set[str]) -> Any:
     return node
 
 
-def _without_parameters(tool: Mapping[str, Any], unusable: set[str]) -> dict[str, Any]:
+def _without_parameters(tool: Mapping[str, Any], markers: Mapping[str, str | None]) -> dict[str, Any]:
     """The raw tool without the optional parameters this server's resources cannot use."""
     parameters = {
         name: node
         for name, node in (tool.get("parameters") or {}).items()
-        if not (name in OPTIONAL_PARAMETERS and f"<<{name}>>" in unusable)
+        if not (name in OPTIONAL_PARAMETERS and markers[name] is None)
     }
     return {**tool, "parameters": parameters} if "parameters" in tool else dict(tool)
 
