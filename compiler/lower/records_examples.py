@@ -31,16 +31,17 @@ def example_markers(resources: Sequence[ResourceIR]) -> dict[str, str | None]:
     or None when none of them has what the marker shows."""
     nested = next((r for r in resources if r.parents), None)
     localized = _first_path(resources, lambda info: info.field.type == "localized" and not info.in_array)
-    has_references = any(info.field.type == "reference" for r in resources for info in field_paths(r.fields))
+    kinds = {info.field.type for r in resources for info in field_paths(r.fields)}
     return {
         "nested_id": nested.id if nested else None,
         "nested_id_filled": _filled_id(nested, resources) if nested else None,
         "parents_example": _parents_example(nested, resources) if nested else None,
         "field_path": _field_path(resources),
         "locale_path": f"{localized}.{EXAMPLE_LOCALE}" if localized else None,
-        "locales": "locales" if localized else None,
+        # locales trims localized text at any depth, in arrays too, where no path can name it.
+        "locales": "locales" if "localized" in kinds else None,
         "parents": "parents" if nested else None,
-        "populate": "populate" if has_references else None,
+        "populate": "populate" if "reference" in kinds else None,
     }
 
 

@@ -561,6 +561,18 @@ def test_optional_parameters_and_examples_follow_the_declarations(tmp_path: Path
     assert not [f for f in result.findings if f.severity in ("error", "warning")], result.findings
 
 
+def test_localized_text_only_in_arrays_gets_locales_but_no_locale_path(tmp_path: Path) -> None:
+    spec = CATALOGUE.replace(
+        "      blurb: {type: text, description: Marketing text.}\n",
+        "      blurb: {type: text, description: Marketing text.}\n"
+        "      notes: {type: array, items: {type: localized}, description: Care notes by language.}\n",
+    )
+    tools = tools_by_name(compiled(write_spec(tmp_path, spec)))
+    query = tools["query_records"]["inputSchema"]["properties"]
+    assert "locales" in query and not {"parents", "populate"} & set(query)
+    assert "one locale of a localized field" not in query["filters"]["description"]
+
+
 @pytest.mark.parametrize("spec", ["records_spec", "catalogue"])
 def test_the_records_tools_lint_clean_and_score_high(spec: str, tmp_path: Path) -> None:
     path = SPEC if spec == "records_spec" else write_spec(tmp_path, CATALOGUE)

@@ -75,7 +75,8 @@ async def test_the_served_catalogue_answers_without_the_parameters_it_does_not_o
         assert not {"locales", "parents", "populate"} & set(tool.input_schema["properties"]), tool.name
     for result in (queried, searched, fetched):
         assert not result.is_error, result.content[0].text
-    assert [item["id"] for item in queried.structured_content["items"]] == ["T-1", "G-1"]  # by name: Claw hammer, Watering can
+    # The default sort is by name: Claw hammer, then Watering can.
+    assert [item["id"] for item in queried.structured_content["items"]] == ["T-1", "G-1"]
     assert [item["id"] for item in searched.structured_content["items"]] == ["T-1"]
     assert fetched.structured_content["data"]["blurb"] == "Ten litres."
     assert populate.is_error and "populate" in populate.content[0].text
