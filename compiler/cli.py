@@ -148,6 +148,11 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument(
         "--delete-missing", action="store_true", help="remove the records whose key is in none of the files"
     )
+    load.add_argument(
+        "--ignore-extra",
+        action="store_true",
+        help="skip columns (top-level keys) the resource does not declare instead of refusing the rows",
+    )
     load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     load.set_defaults(run=_load)
 
@@ -468,6 +473,7 @@ def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, 
             args.resource,
             [str(path) for path in args.files],
             delete_missing=args.delete_missing,
+            ignore_extra=args.ignore_extra,
             settings=settings,
             progress=bar,
         )

@@ -443,6 +443,12 @@ _LINT_RULES = (
     ),
     ("USAGE_GUIDANCE_MISSING", "warning", "usage", "Say when to use the tool (and when not to)."),
     (
+        "RECORD_PATH_UNDECLARED",
+        "error",
+        "usage",
+        "A resource id or field path a description names must be one the server's resources declare.",
+    ),
+    (
         "SIBLING_NOT_NAMED",
         "warning",
         "usage",

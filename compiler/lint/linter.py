@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..wire import ServerWire
 from .checks import TOOL_CHECKS, LintFinding, ToolView, check_server, schema_names
+from .records import check_record_paths
 from .score import ServerScore, score_tool
 
 
@@ -33,6 +34,7 @@ def lint_server(server: ServerWire) -> LintResult:
         sibling_words = frozenset().union(*(words[n] for n in others))
         view = ToolView(tool, others, server.spans, server.extras.get(tool["name"]), sibling_words)
         tool_findings = [finding for check in TOOL_CHECKS for finding in check(view)]
+        tool_findings += check_record_paths(view, server.resources)
         findings += tool_findings
         scores.append(score_tool(view, tool_findings))
     findings += check_server(server)

@@ -106,9 +106,7 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
     doc = source.server_doc
     resources, resource_diagnostics = lower_resources(source.resources)
     diagnostics.extend(resource_diagnostics)
-    records = (
-        records_tools({c for r in resources for c in r.capabilities}, server.name) if resources else None
-    )
+    records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
     declared_tools = tuple(_with_sql_caps(t) for t in source.tools)
     sql_tools = [t for t in declared_tools if is_sql_tool(t)]

@@ -5,6 +5,7 @@ resources.json, one record model per resource, the server's `resources=` and a R
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
 import shutil
@@ -30,7 +31,6 @@ from tests.compiler.test_generated_markdown import glued_headings
 
 HERE = Path(__file__).parent
 SPEC = HERE / "records_spec"
-PACKAGED = HERE.parents[1] / "compiler" / "lower" / "records_tools.yaml"
 MALFORMED = HERE / "malformed"
 LOCALE = "^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 TDQS = shutil.which("tdqs") or str(Path(sys.executable).with_name("tdqs"))
@@ -145,7 +145,7 @@ FILTERS = {
     "items": {
         "type": "object",
         "properties": {
-            "field": {"type": "string"},
+            "field": {"type": "string", "maxLength": 256},
             "op": {
                 "type": "string",
                 "enum": [
@@ -163,7 +163,28 @@ FILTERS = {
                 ],
                 "default": "eq",
             },
-            "value": {},
+            # The seed's contract leaves value open; bounded here (issue 24), so an over-long value
+            # is refused by the host, naming the field and the rule, before it reaches LanceDB.
+            "value": {
+                "anyOf": [
+                    {"type": "string", "maxLength": 2000},
+                    {"type": "integer"},
+                    {"type": "number"},
+                    {"type": "boolean"},
+                    {
+                        "type": "array",
+                        "maxItems": 1000,
+                        "items": {
+                            "anyOf": [
+                                {"type": "string", "maxLength": 2000},
+                                {"type": "integer"},
+                                {"type": "number"},
+                                {"type": "boolean"},
+                            ]
+                        },
+                    },
+                ]
+            },
         },
         "required": ["field"],
         "additionalProperties": False,
@@ -463,12 +484,148 @@ def test_a_server_of_resources_alone_needs_no_tools(tmp_path: Path) -> None:
     assert [d.rule_id for d in compile_spec(spec).diagnostics] == ["TOOL_NONE"]
 
 
-def test_the_packaged_definitions_lint_clean_and_score_high() -> None:
-    server = compiled(PACKAGED)
-    result = lint_server(wire_from_ir(server, str(PACKAGED)))
+# A records server unlike the bundled one: no localized field, no nested resource, no reference.
+CATALOGUE = """\
+lynxc: 1
+server:
+  name: shop
+  version: 1.0.0
+  title: Product catalogue
+  instructions: Products of a small shop, read with the records tools.
+resources:
+  - name: products
+    title: Products
+    description: One product of the catalogue.
+    key: sku
+    fields:
+      sku: {type: string, required: true, description: The stock-keeping unit.}
+      name: {type: string, required: true, description: The product name.}
+      category: {type: enum, required: true, values: [tools, garden, kitchen]}
+      price: {type: number, required: true, description: Price in euros.}
+      tags: {type: array, items: {type: string}, description: Free tags.}
+      blurb: {type: text, description: Marketing text.}
+    keyword: [name, blurb]
+    sort: [name]
+"""
+# The same catalogue grown the three things the optional parameters serve.
+CATALOGUE_GROWN = CATALOGUE.replace(
+    "      blurb: {type: text, description: Marketing text.}\n",
+    "      blurb: {type: text, description: Marketing text.}\n"
+    "      label: {type: localized, description: The name shown in each language.}\n"
+    "      maker: {type: object, fields: {city: {type: string}}}\n"
+    "      replaces: {type: array, items: {type: reference, to: products}}\n",
+) + (
+    "  - name: reviews\n"
+    '    id: "products/{product}/reviews"\n'
+    "    key: review_id\n"
+    "    fields:\n"
+    "      review_id: {type: integer, required: true}\n"
+    "      product: {type: reference, to: products, required: true}\n"
+    "      stars: {type: integer, required: true}\n"
+    "    capabilities: [query, get_one]\n"
+)
+
+
+def test_a_records_server_quotes_only_its_own_declarations(tmp_path: Path) -> None:
+    server = compiled(write_spec(tmp_path, CATALOGUE))
+    tools = tools_by_name(server)
+    text = json.dumps(list(tools.values()), ensure_ascii=False)
+    assert "pep" not in text.lower()
+    for borrowed in ("name.fr", "capital.name", "author.bio", "<<"):
+        assert borrowed not in text, borrowed
+    for tool in tools.values():
+        assert not {"locales", "parents", "populate"} & set(tool["inputSchema"]["properties"]), tool["name"]
+    assert "such as name)" in tools["describe_resource"]["description"]
+    result = lint_server(wire_from_ir(server, "shop"))
+    assert not [f for f in result.findings if f.severity in ("error", "warning")], result.findings
+    assert all(tool.total >= 4.4 for tool in result.score.tools), result.score.tools
+
+
+def test_optional_parameters_and_examples_follow_the_declarations(tmp_path: Path) -> None:
+    server = compiled(write_spec(tmp_path, CATALOGUE_GROWN))
+    tools = tools_by_name(server)
+    text = json.dumps(list(tools.values()), ensure_ascii=False)
+    assert "pep" not in text.lower() and "<<" not in text
+    for name in ("search_records", "query_records", "get_record"):
+        assert {"locales", "parents", "populate"} <= set(tools[name]["inputSchema"]["properties"]), name
+    query = tools["query_records"]
+    assert "label.fr names one locale" in query["inputSchema"]["properties"]["filters"]["description"]
+    assert (
+        '{"product": "product-1"} for products/{product}/reviews'
+        in (query["inputSchema"]["properties"]["parents"]["description"])
+    )
+    assert "(products/product-1/reviews)" in query["inputSchema"]["properties"]["resource_id"]["description"]
+    assert "`products/{product}/reviews`" in tools["discover_resources"]["description"]
+    assert "such as maker.city" in tools["describe_resource"]["description"]
+    result = lint_server(wire_from_ir(server, "shop"))
+    assert not [f for f in result.findings if f.severity in ("error", "warning")], result.findings
+
+
+def test_localized_text_only_in_arrays_gets_locales_but_no_locale_path(tmp_path: Path) -> None:
+    spec = CATALOGUE.replace(
+        "      blurb: {type: text, description: Marketing text.}\n",
+        "      blurb: {type: text, description: Marketing text.}\n"
+        "      notes: {type: array, items: {type: localized}, description: Care notes by language.}\n",
+    )
+    tools = tools_by_name(compiled(write_spec(tmp_path, spec)))
+    query = tools["query_records"]["inputSchema"]["properties"]
+    assert "locales" in query and not {"parents", "populate"} & set(query)
+    assert "one locale of a localized field" not in query["filters"]["description"]
+
+
+@pytest.mark.parametrize("spec", ["records_spec", "catalogue"])
+def test_the_records_tools_lint_clean_and_score_high(spec: str, tmp_path: Path) -> None:
+    path = SPEC if spec == "records_spec" else write_spec(tmp_path, CATALOGUE)
+    result = lint_server(wire_from_ir(compiled(path), str(path)))
     assert not result.findings, result.findings
     assert result.score.total >= 4.5
     assert all(tool.total >= 4.4 for tool in result.score.tools)
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [list(mix) for size in (1, 2, 3) for mix in itertools.combinations(("search", "query", "get_one"), size)],
+    ids="+".join,
+)
+def test_every_capability_mix_lints_clean(capabilities: list[str], tmp_path: Path) -> None:
+    """Whichever tools a catalogue gets, none of their descriptions is left without a sibling to
+    name, a dangling sentence or a path the server lacks."""
+    spec = CATALOGUE.replace("    sort: [name]\n", f"    sort: [name]\n    capabilities: {capabilities}\n")
+    if "search" not in capabilities:
+        spec = spec.replace("    keyword: [name, blurb]\n", "")
+    server = compiled(write_spec(tmp_path, spec))
+    findings = lint_server(wire_from_ir(server, "shop")).findings
+    assert not [f for f in findings if f.severity in ("error", "warning")], findings
+
+
+def test_lint_flags_a_description_naming_what_the_server_lacks(tmp_path: Path) -> None:
+    wire = wire_from_ir(compiled(write_spec(tmp_path, CATALOGUE)), "shop")
+    query = next(tool for tool in wire.tools if tool["name"] == "query_records")
+    query["description"] += " Sections of one PEP are under `peps/{pep}/sections`."
+    filters = query["inputSchema"]["properties"]["filters"]
+    filters["description"] += " Use name.fr for one locale, or capital.name."
+    found = {
+        (f.param, f.message.split("'")[1])
+        for f in lint_server(wire).findings
+        if f.rule_id == "RECORD_PATH_UNDECLARED"
+    }
+    assert found == {
+        (None, "peps/{pep}/sections"),
+        ("filters", "name.fr"),
+        ("filters", "capital.name"),
+    }
+    # What the catalogue does declare, the tool's own output paths, and prose that only looks
+    # like paths (a URL, a file, a version, a call, and/or) are no finding.
+    query["description"] += " A product's blurb, price and tags; page.next_cursor continues."
+    query["description"] += (
+        " See https://peps.python.org/pep-0008/, tools.json, v2.0, os.path.join() and/or e.g. this."
+    )
+    filters["description"] += " products is the only resource; tags holds text."
+    assert {f.message.split("'")[1] for f in lint_server(wire).findings} == {
+        "peps/{pep}/sections",
+        "name.fr",
+        "capital.name",
+    }
 
 
 # Emit ------------------------------------------------------------------------------------

@@ -36,7 +36,12 @@ from .columns import LOCALE_SEPARATOR as LOCALE_SEP  # between a pair's locale a
 from .definitions import FieldPath, Resource, Resources, column_name
 
 PAIR_SEP = "\x1e"  # between pairs, once a localized column is joined into one string
+# The bounds the records tools publish on a filter's value (records_tools.yaml: maxItems,
+# maxLength), checked here too for callers that skip the host. A `contains` on localized text
+# compiles to a regular expression, which LanceDB refused at 100,000 characters ("CompiledTooBig")
+# and took at 16,000 of every script tried (é, ß, ǅ, k, emoji): 2,000 stays far below.
 MAX_LIST_VALUES = 1000
+MAX_VALUE_CHARS = 2000
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 LOCALE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -216,6 +221,8 @@ def _show(value: Any) -> str:
 
 def _scalar(path: FieldPath, value: Any, vtype: str, lenient: bool, where: str) -> Any:
     """`value` checked against `vtype` and converted to the Python value its literal is made of."""
+    if isinstance(value, str) and len(value) > MAX_VALUE_CHARS:
+        raise ToolError(f"{where}: text of at most {MAX_VALUE_CHARS} characters, not {len(value)}")
     if vtype in ("string", "text", "localized"):
         if not isinstance(value, str):
             raise ToolError(f"{where}: {path.path!r} holds text; {_show(value)} is not a string")

@@ -2,9 +2,12 @@
 
 1. validate: every row of every file, streamed in batches of BATCH_ROWS, against the
    generated Pydantic model; a nested resource's parent key must be a loaded record of the
-   parent; a key may appear once. Valid rows become Arrow columns in a spill file under
-   `data_dir/tmp/`, so memory holds one batch of Python objects at a time. Every problem is
-   collected (up to MAX_PROBLEMS lines, then a count); with any problem nothing is written.
+   parent; a key may appear once. A column (top-level key) the resource does not declare is a
+   problem, reported once per file, unless `ignore_extra` skips such columns. Valid rows become
+   Arrow columns in a spill file under `data_dir/tmp/` that has no name (the kernel frees it
+   when the load ends, killed or not), so memory holds one batch of Python objects at a time.
+   Every problem is collected (up to MAX_PROBLEMS lines, then a count); with any problem
+   nothing is written.
 2. compare with the pointed version by key and content hash: new records get revision 1,
    changed ones revision + 1 and a new `_updated_at`, unchanged ones are left untouched;
    `delete_missing` removes the keys in none of the files.
@@ -18,9 +21,10 @@ A declaration change (store.declaration_sha256) or another embedder writes a new
 `<resource>-<n+1>` instead, carrying revisions and creation times over by key; records of the
 old generation absent from the files are kept (validated again) unless `delete_missing`.
 
-A load killed at any point leaves the pointer, and so every reader, on the previous version;
-the next load drops what the killed one left (restores the table to the pointed version, drops
-an unpointed generation) and runs in full. `LYNXC_TEST_KILL_AT=<stage>` SIGKILLs the process at
+A load killed at any point leaves the pointer, and so every reader, on the previous version,
+and no spill file (it never had a name); the lock is the kernel's and dies with the process.
+The next load drops what the killed one left in the store (restores the table to the pointed
+version, drops an unpointed generation) and runs in full. `LYNXC_TEST_KILL_AT=<stage>` SIGKILLs the process at
 a named stage and `LYNXC_TEST_PAUSE_AT=<stage>` waits there for a line on stdin: the
 crash-safety tests drive real `lynxc load` processes with them.
 """
@@ -28,11 +32,13 @@ crash-safety tests drive real `lynxc load` processes with them.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import os
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -123,13 +129,15 @@ def load(
     files: Sequence[str],
     *,
     delete_missing: bool = False,
+    ignore_extra: bool = False,
     settings: Mapping[str, Any],
     progress: Progress | None = None,
     embedder: Any = None,
     ann_min_rows: int = ANN_MIN_ROWS,
 ) -> LoadReport:
     """Load `files` into resource `resource_name` of the server `definition` (a
-    ServerDefinition). `settings` are the server's (`data_dir`, `embedder`); `embedder`
+    ServerDefinition). `ignore_extra` skips columns the resource does not declare instead of
+    refusing them. `settings` are the server's (`data_dir`, `embedder`); `embedder`
     overrides the one the settings name (tests count its calls). Raises LoadRejected (bad
     rows), rows.FileError (an unreadable file), store.LoadBusy, store.StoreError, KeyError
     (no such resource)."""
@@ -147,6 +155,7 @@ def load(
         model=model,
         files=list(files),
         delete_missing=delete_missing,
+        ignore_extra=ignore_extra,
         data_dir=Path(settings["data_dir"]),
         embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
         embedder=embedder,
@@ -181,16 +190,17 @@ class _Problems:
 
 
 class _Spill:
-    """Validated rows as Arrow record batches in a file, written once, then read back."""
+    """Validated rows as Arrow record batches in a file, written once, then read back. The file
+    has no name (O_TMPFILE, or unlinked at once where that is missing): whatever ends the load,
+    a kill -9 included, the kernel frees it, so no spill can outlive its load."""
 
     def __init__(self, directory: Path, schema: Any):
         import pyarrow as pa
 
         directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / f"load-{os.getpid()}.arrow"
         self.schema = schema
-        self._sink = pa.OSFile(str(self.path), "wb")
-        self._writer = pa.ipc.new_file(self._sink, schema)
+        self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (remove() closes it)
+        self._writer = pa.ipc.new_file(pa.PythonFile(self._file, mode="w"), schema)
         self.rows = 0
         self._reader: Any = None
 
@@ -203,22 +213,19 @@ class _Spill:
         import pyarrow as pa
 
         if self._reader is None:
-            self._writer.close()
-            self._sink.close()
+            self._writer.close()  # writes the footer; the file stays open
+            self._file.flush()
+            self._file.seek(0)
             # Read, not memory-mapped: a batch's pages are freed with it instead of staying
             # in the process's resident set for the rest of the load.
-            self._source = pa.OSFile(str(self.path), "rb")
-            self._reader = pa.ipc.open_file(self._source)
+            self._reader = pa.ipc.open_file(pa.PythonFile(self._file, mode="r"))
         for i in range(self._reader.num_record_batches):
             yield self._reader.get_batch(i)
 
     def remove(self) -> None:
         if self._reader is None:
             self._writer.close()
-            self._sink.close()
-        else:
-            self._source.close()
-        self.path.unlink(missing_ok=True)
+        self._file.close()
 
 
 @dataclass
@@ -228,6 +235,7 @@ class _Load:
     model: Any
     files: list[str]
     delete_missing: bool
+    ignore_extra: bool
     data_dir: Path
     embedder_name: str
     embedder: Any
@@ -380,13 +388,20 @@ class _Load:
         self.hashes: list[Any] = []
         self.origins: list[tuple[int, Any]] = []  # (file index, lines) per batch
         parents = await self._parent_keys()
+        declared = {f.name for f in self.resource.fields}
         done = 0
         for index, path in enumerate(self.files):
             batch: list[tuple[int, dict[str, Any]]] = []
+            undeclared: set[str] = set()
             for line, row in read_rows(path, self.resource, self.types):
                 if isinstance(row, BadRow):
                     self.problems.add(f"{path}:{line}: {row.message}")
                     continue
+                for column in [name for name in row if name not in declared]:
+                    del row[column]  # skipped, or reported once per file below
+                    if not self.ignore_extra and column not in undeclared:
+                        undeclared.add(column)
+                        self.problems.add(self._undeclared(path, line, column, declared))
                 batch.append((line, row))
                 if len(batch) == BATCH_ROWS:
                     self._validate_batch(index, batch, builder, parents)
@@ -409,6 +424,16 @@ class _Load:
         self.all_keys = pa.chunked_array(self.keys, pa.string())
         self.all_hashes = pa.chunked_array(self.hashes, pa.string())
         return builder
+
+    def _undeclared(self, path: str, line: int, column: str, declared: set[str]) -> str:
+        names = sorted(declared)
+        close = difflib.get_close_matches(column, names, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else "its fields: " + ", ".join(names)
+        return (
+            f"{path}:{line}: column {column!r} is not a field of resource {self.resource.name!r} "
+            f"({hint}); remove it from the file, declare it, or load with --ignore-extra to skip "
+            "undeclared columns"
+        )
 
     def _validate_batch(
         self,

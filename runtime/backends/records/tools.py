@@ -159,8 +159,14 @@ def _arguments(params: Any) -> dict[str, Any]:
     return dict(params) if isinstance(params, Mapping) else dict(vars(params))
 
 
+def _optional(params: Any, name: str) -> Any:
+    """A parameter a server's tool may not have: locales, parents and populate are published
+    only where some resource can use them (a localized field, a nested resource, a reference)."""
+    return getattr(params, name, None)
+
+
 def _locales(params: Any) -> frozenset[str] | None:
-    locales = getattr(params, "locales", None)
+    locales = _optional(params, "locales")
     return frozenset(locales) if locales else None
 
 
@@ -259,11 +265,13 @@ class _List:
     def __init__(self, params: Any, ctx: ToolContext, tool: str, capability: str):
         self.ctx = ctx
         self.resources = server_resources(ctx)
-        self.resource, self.parents = resolve_resource(self.resources, params.resource_id, params.parents)
+        self.resource, self.parents = resolve_resource(
+            self.resources, params.resource_id, _optional(params, "parents")
+        )
         _require(self.resource, capability, tool)
         conditions = parse_filters(self.resources, self.resource, params.filters)
         self.where = where_sql(conditions, parent_clauses(self.resources, self.resource, self.parents))
-        self.populate = populate_paths(self.resource, params.populate)
+        self.populate = populate_paths(self.resource, _optional(params, "populate"))
         self.limit = _limit(params, ctx)
         arguments = _arguments(params)
         arguments.update(tool=tool, resource_id=self.resource.id, parents=self.parents)
@@ -407,10 +415,10 @@ async def get_record(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .query import record_row
 
     resources = server_resources(ctx)
-    resource, parents = resolve_resource(resources, params.resource_id, params.parents)
+    resource, parents = resolve_resource(resources, params.resource_id, _optional(params, "parents"))
     _require(resource, "get_one", "get_record")
     clauses = parent_clauses(resources, resource, parents)
-    paths = populate_paths(resource, params.populate)
+    paths = populate_paths(resource, _optional(params, "populate"))
     key = str(parse_key(resource, params.record_id, "record_id"))
     store = _store(ctx)
     state = _state(ctx, store, resource)

@@ -349,6 +349,8 @@ ERRORS = [
     (f("count", "exists", "yes"), r"filters\.0\.value: exists takes true or false"),
     (f("title", "contains", ""), r"filters\.0\.value: contains needs some text"),
     (f("status", "in", ["Draft"] * 1001), r"in takes at most 1000 values, not 1001"),
+    (f("title", "contains", "é" * 2001), r"filters\.0\.value: text of at most 2000 characters, not 2001"),
+    (f("tags", "in", ["x" * 2001]), r"filters\.0\.value\[0\]: text of at most 2000 characters"),
     (f("tags", "gt", "a"), r"filters\.0\.op: 'gt' does not apply to 'tags' \(an array of string\)"),
     (
         f("body", "lt", "a"),

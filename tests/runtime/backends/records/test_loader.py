@@ -282,8 +282,10 @@ def test_every_problem_is_listed_up_to_a_hundred(
     assert listed[:4] == [
         f"{path}:2: not a JSON object but an array",
         f"{path}:3: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
+        f"{path}:5: column 'colour' is not a field of resource 'books' (its fields: author, body, "
+        "draft, id, name, parts, price, published, status, tags, title, updated, year); remove it from "
+        "the file, declare it, or load with --ignore-extra to skip undeclared columns",
         f"{path}:5: title: Field required",
-        f"{path}:5: colour: Extra inputs are not permitted",
     ]
     assert len(listed) == 101 and listed[-1] == "... and 55 more"  # 4 + 150 + 1 duplicate
     assert caught.value.total == 155
@@ -427,6 +429,24 @@ def load_command(server: ServerDefinition, tmp_path: Path, *args: str) -> list[s
     return [LYNXC, "--project", str(tmp_path), "load", str(server.folder), *args, *settings]
 
 
+def paused_load(server: ServerDefinition, tmp_path: Path, stage: str, *args: str) -> subprocess.Popen[str]:
+    """A real `lynxc load` process, once it waits at `stage` (LYNXC_TEST_PAUSE_AT) for a line on
+    its stdin; the caller ends it."""
+    paused = subprocess.Popen(
+        load_command(server, tmp_path, *args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_PAUSE_AT": stage},
+    )
+    assert paused.stderr is not None
+    for line in paused.stderr:  # ends when the process does
+        if f"paused at {stage}" in line:
+            return paused
+    raise AssertionError(f"the load ended before pausing at {stage} (exit {paused.wait(timeout=60)})")
+
+
 STAGES = ["validated", "writing", "written", "indexed", "optimized", "pointed"]
 
 
@@ -480,19 +500,9 @@ def test_readers_see_the_old_version_until_the_pointer_moves(
     old_state = store.current().resources["books"]
     before = records(tmp_path / "data")
     second = write_jsonl(tmp_path / "b.jsonl", [book(i, title=f"new {i}") for i in range(20, 60)])
-    paused = subprocess.Popen(
-        load_command(server, tmp_path, "books", str(second), "--delete-missing"),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_PAUSE_AT": "optimized"},
-    )
+    paused = paused_load(server, tmp_path, "optimized", "books", str(second), "--delete-missing")
     try:
-        assert paused.stderr is not None and paused.stdin is not None
-        for line in paused.stderr:
-            if "paused at optimized" in line:
-                break
+        assert paused.stdin is not None
         # Every Lance commit of the load is made; readers still see the old version.
         assert store.current().resources["books"] == old_state
         assert records(tmp_path / "data") == before
@@ -576,3 +586,63 @@ def test_filterable_columns_and_the_key_are_indexed(
     assert kinds["f_year"] == "BTree" and kinds["f_tags"] == "LabelList" and kinds["_text"] == "FTS"
     assert "f_body" not in kinds and "f_name" not in kinds  # long and localized text: scanned
     assert final == ["a1", "a3"]  # the second load's row is found through the updated index
+
+
+def test_a_load_killed_mid_way_leaves_no_spill_and_no_lock(
+    server: ServerDefinition, settings: dict[str, Any], tmp_path: Path
+) -> None:
+    """A real `lynxc load` stopped with every row spilled, then SIGKILLed from outside: its spill
+    file is gone at once (it never had a name), the next load is not blocked, and readers see
+    the old data, then the new, each complete."""
+    first = write_jsonl(tmp_path / "a.jsonl", [book(i) for i in range(50)])
+    load(server, "books", [str(first)], settings=settings)
+    before = records(tmp_path / "data")
+    second = write_jsonl(tmp_path / "b.jsonl", [book(i, body="long text " * 200) for i in range(3000)])
+    paused = paused_load(server, tmp_path, "validated", "books", str(second), "--delete-missing")
+    try:
+        spill_open = [
+            os.readlink(fd) for fd in Path(f"/proc/{paused.pid}/fd").iterdir() if "/tmp" in os.readlink(fd)
+        ]
+        assert spill_open, "the paused load holds its spill open"
+        paused.kill()  # SIGKILL
+        assert paused.wait(timeout=60) == -9
+    finally:
+        paused.kill()
+        paused.wait(timeout=60)
+    left = [p for p in (tmp_path / "data").rglob("*") if p.suffix == ".arrow" or p.parent.name == "tmp"]
+    assert left == [], left
+    assert records(tmp_path / "data") == before
+    done = lynxc_load(server, tmp_path, "books", str(second), "--delete-missing")
+    assert done.returncode == 0, done.stderr
+    after = records(tmp_path / "data")
+    assert set(after) == {f"b{i}" for i in range(3000)}
+    assert not [p for p in (tmp_path / "data").rglob("*") if p.suffix == ".arrow"]
+
+
+def test_undeclared_columns_are_refused_once_per_file_or_skipped_on_request(
+    server: ServerDefinition, settings: dict[str, Any], tmp_path: Path
+) -> None:
+    rows = write_jsonl(tmp_path / "a.jsonl", [book(i, colour="red", tittle="x") for i in range(300)])
+    table = tmp_path / "b.csv"
+    table.write_text("id,title,isbn\nb900,Nine hundred,978-3\n")
+    refused = lynxc_load(server, tmp_path, "books", str(rows), str(table))
+    assert refused.returncode == 1
+    problems = [line for line in refused.stderr.splitlines() if "is not a field" in line]
+    assert problems == [
+        f"{rows}:1: column 'colour' is not a field of resource 'books' (its fields: author, body, "
+        "draft, id, name, parts, price, published, status, tags, title, updated, year); remove it from the "
+        "file, declare it, or load with --ignore-extra to skip undeclared columns",
+        f"{rows}:1: column 'tittle' is not a field of resource 'books' (did you mean 'title'?); "
+        "remove it from the file, declare it, or load with --ignore-extra to skip undeclared columns",
+        f"{table}:2: column 'isbn' is not a field of resource 'books' (its fields: author, body, "
+        "draft, id, name, parts, price, published, status, tags, title, updated, year); remove it from the "
+        "file, declare it, or load with --ignore-extra to skip undeclared columns",
+    ], refused.stderr
+    assert "3 problem(s) in the rows; nothing loaded" in refused.stderr
+    assert records(tmp_path / "data") == {}
+    done = lynxc_load(server, tmp_path, "books", str(rows), str(table), "--ignore-extra")
+    assert done.returncode == 0, done.stderr
+    loaded = records(tmp_path / "data")
+    assert len(loaded) == 301
+    assert json.loads(loaded["b900"]["_data"]) == {"id": "b900", "title": "Nine hundred"}
+    assert set(json.loads(loaded["b1"]["_data"])) == {"id", "title", "year"}
