@@ -175,3 +175,18 @@ def test_a_closed_stdout_pipe_ends_quietly(args: tuple[str, ...]) -> None:
         os.close(write_end)
     assert done.returncode in (0, 141), done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_tool_names_that_would_share_a_models_file_are_refused(tmp_path: Path) -> None:
+    """`read-file` beside `read_file`, `Echo` beside `echo` (one file on macOS), and `__init__`:
+    refused naming both tools, and nothing is written."""
+    (tmp_path / "specs").mkdir()
+    shutil.copy(ROOT / "tests/compiler/malformed/tool-name-collision.yaml", tmp_path / "specs/demo.yaml")
+    shutil.copytree(ROOT / "tests/fixtures", tmp_path / "tests/fixtures")
+    (tmp_path / "tests/__init__.py").write_text("")
+    done = run("build", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    for pair in ("'read_file' and 'read-file'", "'read_file' and 'read.file'", "'Echo' and 'echo'"):
+        assert re.search(rf"specs/demo.yaml:\d+:\d+: error TOOL_NAME_COLLISION: tools {pair}", done.stderr)
+    assert "tool '__init__' would write models/__init__.py" in done.stderr
+    assert "nothing written" in done.stderr and not (tmp_path / "generated").exists()
