@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Span, has_errors, sort_diagnostics
@@ -58,14 +58,15 @@ def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
             continue
         changelog = build_changelog(server, current, releases)
         servers.append(server)
+        named = _named_from_project(server, project)
         files.update(
             emit_server(
-                server,
+                named,
                 score=lint_server(current).score,
                 changelog_markdown=render_markdown(changelog, heading="##"),
             )
         )
-        files.update(changelog_files(changelog, header_lines(server)))
+        files.update(changelog_files(changelog, header_lines(named)))
     return BuildOutput(tuple(servers), files, tuple(sort_diagnostics(diagnostics)))
 
 
@@ -110,6 +111,28 @@ def _leftovers(project: Path, output: BuildOutput) -> list[str]:
             if path.is_file() and "__pycache__" not in path.parts and relative not in output.files:
                 leftovers.append(relative)
     return leftovers
+
+
+def _named_from_project(server: ServerIR, project: Path) -> ServerIR:
+    """The server with its spec files named relative to the project, as the generated headers
+    record them. The compiler names files relative to where the command runs, so messages stay
+    clickable; a header must not, or `lynxc --project DIR build --check` run from elsewhere
+    would call every file stale. A spec outside the project keeps the name it was given."""
+    root = project.resolve()
+
+    def rebase(name: str) -> str:
+        path = Path(name).resolve()
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else name
+
+    def rebased(span: Span) -> Span:
+        return replace(span, file=rebase(span.file))
+
+    return replace(
+        server,
+        spec_files=tuple(replace(spec, path=rebase(spec.path)) for spec in server.spec_files),
+        tools=tuple(replace(tool, span=rebased(tool.span)) for tool in server.tools),
+        resources=tuple(replace(resource, span=rebased(resource.span)) for resource in server.resources),
+    )
 
 
 def _importable(project: Path) -> None:

@@ -190,3 +190,23 @@ def test_tool_names_that_would_share_a_models_file_are_refused(tmp_path: Path) -
         assert re.search(rf"specs/demo.yaml:\d+:\d+: error TOOL_NAME_COLLISION: tools {pair}", done.stderr)
     assert "tool '__init__' would write models/__init__.py" in done.stderr
     assert "nothing written" in done.stderr and not (tmp_path / "generated").exists()
+
+
+def test_generated_files_name_specs_relative_to_the_project(tmp_path: Path) -> None:
+    """Built in the project, checked from its parent and from elsewhere, and the other way round:
+    the headers name spec files (and the data a SQL spec reads) from the project, so every run
+    agrees."""
+    project = tmp_path / "p"
+    for server in ("dot-harness", "countries-sql"):
+        shutil.copytree(ROOT / "specs" / server, project / "specs" / server)
+        shutil.copytree(ROOT / "schema-changelog" / server, project / "schema-changelog" / server)
+    run("build", cwd=project)
+    header = (project / "generated/countries-sql/server.py").read_text().splitlines()[0]
+    assert "from specs/countries-sql/server.yaml " in header
+    assert "specs/countries-sql/data/countries.jsonl.gz" in header
+    for where, named in ((tmp_path, "p"), (Path("/"), str(project))):
+        check = run("--project", named, "build", "--check", cwd=where, check=False)
+        assert check.returncode == 0, check.stderr
+    run("--project", "p", "build", cwd=tmp_path)
+    assert (project / "generated/countries-sql/server.py").read_text().splitlines()[0] == header
+    run("build", "--check", cwd=project)
