@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic, Span, has_errors, sort_diagnostics
 from .emit.server import GENERATED_DIR, emit_server, header_lines
-from .files import remove_staging, replace_tree, write_text_atomic
+from .files import leftover_temp_files, remove_staging, replace_tree, write_text_atomic
 from .ir import ServerIR
 from .lint.linter import lint_server
 from .lower.server import compile_spec
@@ -95,6 +95,8 @@ def write_files(project: Path, output: BuildOutput) -> list[str]:
     for relative in stale:
         if relative in output.files and not relative.startswith(f"{GENERATED_DIR}/"):
             write_text_atomic(project / relative, output.files[relative])
+    for path in interrupted_writes(project, output):
+        path.unlink(missing_ok=True)
     return stale
 
 
@@ -111,6 +113,13 @@ def _leftovers(project: Path, output: BuildOutput) -> list[str]:
             if path.is_file() and "__pycache__" not in path.parts and relative not in output.files:
                 leftovers.append(relative)
     return leftovers
+
+
+def interrupted_writes(project: Path, output: BuildOutput) -> list[Path]:
+    """Temporary files a killed `build` or `release` left beside the changelogs and baselines
+    (a generated folder is swapped in whole, and its staging removed, by write_files)."""
+    folders = {(project / r).parent for r in output.files if not r.startswith(f"{GENERATED_DIR}/")}
+    return [path for folder in sorted(folders) for path in leftover_temp_files(folder)]
 
 
 def _named_from_project(server: ServerIR, project: Path) -> ServerIR:

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the runtime's lynx backend loads only when `lynxc index` runs
     from lynxc.runtime.backends.lynx.sources import Source
 
+    from .build import BuildOutput
+    from .ir import ServerIR
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a writer stopped by SIGPIPE
 
@@ -188,7 +191,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, stale_files, write_files
+    from .build import build, interrupted_writes, stale_files, write_files
     from .diagnostics import has_errors
 
     output = build(args.project, args.specs)
@@ -208,7 +211,14 @@ def _build(args: argparse.Namespace) -> int:
                 f"{relative}: error GENERATED_STALE: out of date with its spec (run `lynxc build`)",
                 file=sys.stderr,
             )
-        if stale:
+        leftovers = interrupted_writes(args.project, output)
+        for path in leftovers:
+            print(
+                f"{path.relative_to(args.project).as_posix()}: error GENERATED_STALE: a temporary file of a "
+                "write that was interrupted (run `lynxc build`, which removes it)",
+                file=sys.stderr,
+            )
+        if stale or leftovers:
             return EXIT_FAILED
         print(f"lynxc build --check: {len(output.files)} generated files are up to date")
         return EXIT_OK
@@ -530,7 +540,7 @@ def _release(args: argparse.Namespace) -> int:
 
     from .build import build, write_files
     from .diagnostics import has_errors
-    from .review.changelog import write_release
+    from .review.changelog import load_releases, write_release
     from .wire import wire_from_ir
 
     date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -549,14 +559,38 @@ def _release(args: argparse.Namespace) -> int:
         )
         print(f"lynxc release: {reason}; nothing released", file=sys.stderr)
         return EXIT_FAILED
+    releases, _ = load_releases(args.project, server.name)  # the build reported any problem
+    recorded = next((r for r in releases if r.version == server.version), None)
+    if recorded is not None:
+        return _finish_release(args.project, output, server, recorded.date)
     try:
         baseline = write_release(args.project, server, wire_from_ir(server, "").tools, date)
-    except ValueError as err:
+    except ValueError as err:  # another release recorded it since the build read the baselines
         print(f"lynxc release: {err}", file=sys.stderr)
         return EXIT_FAILED
+    # A kill from here until the files are written leaves the release recorded and the changelog
+    # stale: the next `lynxc release` (or `lynxc build`) finishes it, as _finish_release says.
     write_files(args.project, build(args.project))
     print(f"lynxc release: {server.name} {server.version} ({date}) recorded in {baseline}")
     return EXIT_OK
+
+
+def _finish_release(project: Path, output: BuildOutput, server: ServerIR, date: str) -> int:
+    """`release` of a version already recorded: finish it when a kill stopped it before the
+    generated files were written, else say what a new release needs."""
+    from .build import write_files
+
+    name = f"{server.name} {server.version}"
+    if write_files(project, output):
+        print(f"lynxc release: {name} ({date}) was recorded, but not yet its generated files; now written")
+        return EXIT_OK
+    spec = server.version_span.file
+    print(
+        f"lynxc release: {name} is already released ({date}); for a new release, raise server.version "
+        f"in {spec}, then run `lynxc release {server.name}` again",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def _definition(args: argparse.Namespace):
