@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -599,11 +600,40 @@ def _definition(args: argparse.Namespace):
     folder = Path(args.server)
     if not (folder / "server.py").is_file():
         folder = args.project / "generated" / args.server
+        if not folder.exists() and os.sep not in args.server:
+            print(f"lynxc: {_unknown_server(args)}", file=sys.stderr)
+            return None
     try:
         return load_definition(folder)
     except DefinitionError as err:
         print(f"lynxc: {err}", file=sys.stderr)
         return None
+
+
+def _unknown_server(args: argparse.Namespace) -> str:
+    """What to say for a server name with no generated folder: the close name of a built server
+    (a typo), or the build a spec still waits for, or which servers there are."""
+    from .suggest import did_you_mean
+
+    generated = args.project / "generated"
+    built = sorted(p.name for p in generated.glob("*") if (p / "server.py").is_file())
+    said = f"no generated server {args.server!r} in {generated}"
+    hint = did_you_mean(args.server, built)
+    if hint:
+        return f"{said}: {hint}"
+    specs = args.project / "specs"
+    if (specs / args.server).is_dir() or any(
+        (specs / f"{args.server}{s}").is_file() for s in (".yaml", ".yml")
+    ):
+        return f"{said}: its spec is not built yet (run `{_command(args, 'build')}`)"
+    known = f" (built: {', '.join(built)})" if built else ""
+    return f"{said}{known}; a server is built from its spec in specs/ by `{_command(args, 'build')}`"
+
+
+def _command(args: argparse.Namespace, *words: str) -> str:
+    """A lynxc command line as the user should type it next: with the --project they gave."""
+    project = [] if args.project == Path(".") else ["--project", str(args.project)]
+    return shlex.join(["lynxc", *project, *words])
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -684,5 +714,5 @@ def _init(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for path in written:
         print(f"created {path}")
-    print(f"next: lynxc build && lynxc serve {args.name}")
+    print(f"next: {_command(args, 'build')} && {_command(args, 'serve', args.name)}")
     return EXIT_OK

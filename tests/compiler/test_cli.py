@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,6 +29,31 @@ def run(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.Complete
 @pytest.mark.parametrize("verb", VERBS)
 def test_every_verb_has_help(verb: str) -> None:
     assert "usage: lynxc" in run(verb, "--help").stdout
+
+
+def test_init_says_next_steps_that_work_from_where_it_ran(tmp_path: Path) -> None:
+    """`lynxc --project DIR init X` from elsewhere: the next steps it prints keep --project DIR,
+    and run as printed (the serve verb stops at once on a closed stdin)."""
+    done = run("--project", "p", "init", "units", cwd=tmp_path)
+    steps = done.stdout.splitlines()[-1].removeprefix("next: ").split(" && ")
+    assert steps == ["lynxc --project p build", "lynxc --project p serve units"]
+    unbuilt = run(*shlex.split(steps[1])[1:], cwd=tmp_path, check=False)
+    assert (
+        unbuilt.returncode == 2
+        and "its spec is not built yet (run `lynxc --project p build`)" in unbuilt.stderr
+    )
+    run(*shlex.split(steps[0])[1:], cwd=tmp_path)
+    typo = run("--project", "p", "serve", "unitz", cwd=tmp_path, check=False)
+    assert typo.returncode == 2 and "did you mean 'units'?" in typo.stderr
+    served = subprocess.run(
+        [LYNXC, *shlex.split(steps[1])[1:]],
+        cwd=tmp_path,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert served.returncode == 0, served.stderr
 
 
 def test_init_build_serve_a_new_server(tmp_path: Path) -> None:
@@ -142,7 +168,11 @@ def test_rules_lists_the_catalogue() -> None:
 
 def test_unknown_server_and_bad_setting_are_clear_errors(tmp_path: Path) -> None:
     missing = run("serve", "nope", check=False)
-    assert missing.returncode == 2 and "holds no generated server.py" in missing.stderr
+    assert missing.returncode == 2 and "no generated server 'nope'" in missing.stderr
+    assert "(built: agent-tool, countries-sql, dot-harness," in missing.stderr
+    typo = run("serve", "dot-harnes", check=False)
+    assert typo.returncode == 2 and "did you mean 'dot-harness'?" in typo.stderr
+    assert "lynxc build" not in typo.stderr  # a typo, not a missing build
     bad = run("serve", "dot-harness", "--set", "workspaces=[1]", check=False)
     assert bad.returncode == 2 and "setting 'workspaces': [1] is not of type 'object'" in bad.stderr
     env = {**os.environ, "LYNXC_WORKSPACES": "not json"}
