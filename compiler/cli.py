@@ -705,14 +705,16 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .scaffold import scaffold
+    from .scaffold import STORES_NOTE, scaffold
 
+    existed = {path for path in (args.project / ".gitignore",) if path.exists()}
     try:
         written = scaffold(args.project, args.name)
     except ValueError as err:
         print(f"lynxc init: {err}", file=sys.stderr)
         return EXIT_USAGE
     for path in written:
-        print(f"created {path}")
+        print(f"{'updated' if path in existed else 'created'} {path}")
+    print(STORES_NOTE)
     print(f"next: {_command(args, 'build')} && {_command(args, 'serve', args.name)}")
     return EXIT_OK

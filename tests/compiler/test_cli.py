@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -240,3 +242,27 @@ def test_generated_files_name_specs_relative_to_the_project(tmp_path: Path) -> N
     run("--project", "p", "build", cwd=tmp_path)
     assert (project / "generated/countries-sql/server.py").read_text().splitlines()[0] == header
     run("build", "--check", cwd=project)
+
+
+def test_init_types_the_backend_with_the_generated_model_and_ignores_stores(tmp_path: Path) -> None:
+    """The scaffolded backend's `params` is the input model `lynxc build` writes (importable from
+    the project root, where an editor resolves it), and .gitignore keeps the default store and
+    interrupted writes out of commits, beside the lines it already had."""
+    (tmp_path / ".gitignore").write_text("node_modules/")
+    done = run("init", "units", cwd=tmp_path)
+    assert "updated .gitignore" in done.stdout and "go under .lynxc-data/" in done.stdout
+    run("build", cwd=tmp_path)
+    tree = ast.parse((tmp_path / "units_backend.py").read_text())
+    function = next(n for n in tree.body if isinstance(n, ast.AsyncFunctionDef))
+    annotation = function.args.args[0].annotation
+    assert isinstance(annotation, ast.Name) and annotation.id == "CountWordsInput"
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    (imported,) = [n for n in guarded.body if isinstance(n, ast.ImportFrom)]
+    assert [a.name for a in imported.names] == ["CountWordsInput"]
+    code = f"import {imported.module} as m; print(sorted(m.CountWordsInput.model_fields))"
+    fields = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert fields.stdout.strip() == "['text']", fields.stderr
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for ignored in (".lynxc-data/units/records.lance", "node_modules/x", "specs/.units.yaml.a1b2c3d4.tmp"):
+        assert subprocess.run(["git", "check-ignore", "-q", ignored], cwd=tmp_path).returncode == 0, ignored
+    assert subprocess.run(["git", "check-ignore", "-q", "generated/units/server.py"], cwd=tmp_path).returncode
