@@ -123,7 +123,11 @@ def test_spec_change_changes_the_header_hash(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "specs", project / "specs")
     run("--project", str(project), "build")
     spec = project / "specs/dot-harness/server.yaml"
-    spec.write_text(spec.read_text().replace("version: 0.1.0", "version: 0.1.1"))
+    bumped = re.sub(
+        r"version: (\d+)\.(\d+)\.(\d+)", lambda m: f"version: {m[1]}.{int(m[2]) + 1}.0", spec.read_text()
+    )
+    assert bumped != spec.read_text()
+    spec.write_text(bumped)
     check = run("--project", str(project), "build", "--check", check=False)
     assert check.returncode == 1 and "server.py: error GENERATED_STALE" in check.stderr
 
