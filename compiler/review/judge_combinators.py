@@ -65,29 +65,29 @@ REASONS_SHOWN = 4
 SchemaJudge = Callable[[Change, Direction, Any, Any, tuple[str, ...], str], Finding]
 
 
+# (direction, how the admitted types moved) -> the rule, and what it says without a shift.
+_TYPE_RULES = {
+    ("input", "widened"): ("PARAM_TYPE_WIDENED", "accepts more types"),
+    ("input", "narrowed"): ("PARAM_TYPE_NARROWED", "accepts fewer types"),
+    ("input", "changed"): ("PARAM_TYPE_CHANGED", "changed type"),
+    ("output", "widened"): ("OUTPUT_TYPE_WIDENED", "may return types it did not before"),
+    ("output", "narrowed"): ("OUTPUT_TYPE_NARROWED", "returns fewer types"),
+    ("output", "changed"): ("OUTPUT_TYPE_CHANGED", "changed type"),
+}
+
+
 def type_change(
     c: SchemaContext, old: frozenset[str] | None, new: frozenset[str] | None, shift: str | None = None
 ) -> Finding:
     """`shift` ('decimal text → number'), when given, is the message: it says the change whole."""
-    who = owner(c)
-    widened = new is None or (old is not None and old < new)
-    narrowed = old is None or (new is not None and new < old)
-    if c.direction == "input":
-        rule, said = (
-            ("PARAM_TYPE_WIDENED", "accepts more types")
-            if widened
-            else ("PARAM_TYPE_NARROWED", "accepts fewer types")
-            if narrowed
-            else ("PARAM_TYPE_CHANGED", "changed type")
-        )
+    if new is None or (old is not None and old < new):
+        how = "widened"
+    elif old is None or new < old:
+        how = "narrowed"
     else:
-        rule, said = (
-            ("OUTPUT_TYPE_NARROWED", "returns fewer types")
-            if narrowed
-            else ("OUTPUT_TYPE_WIDENED", "may return types it did not before")
-            if widened
-            else ("OUTPUT_TYPE_CHANGED", "changed type")
-        )
+        how = "changed"
+    rule, said = _TYPE_RULES[c.direction, how]
+    who = owner(c)
     return Finding(c.change, rule, f"{who}: {shift}" if shift else f"{who} {said}")
 
 
