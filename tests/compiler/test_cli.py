@@ -266,6 +266,23 @@ def test_init_types_the_backend_with_the_generated_model_and_ignores_stores(tmp_
     code = f"import {imported.module} as m; print(sorted(m.CountWordsInput.model_fields))"
     fields = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert fields.stdout.strip() == "['text']", fields.stderr
+    # A dashed name is no package name: the import resolves with the server's folder as a root,
+    # the extra path the scaffold's comment asks an editor for.
+    run("init", "word-tools", cwd=tmp_path)
+    run("build", cwd=tmp_path)
+    dashed = ast.parse((tmp_path / "word_tools_backend.py").read_text())
+    guarded = next(n for n in dashed.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    (imported,) = [n for n in guarded.body if isinstance(n, ast.ImportFrom)]
+    code = f"import {imported.module} as m; print(sorted(m.CountWordsInput.model_fields))"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "generated/word-tools")}
+    fields = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert fields.stdout.strip() == "['text']", fields.stderr
+    assert (
+        "add generated/word-tools to your editor's extra paths"
+        in (tmp_path / "word_tools_backend.py").read_text()
+    )
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     for ignored in (".lynxc-data/units/records.lance", "node_modules/x", "specs/.units.yaml.a1b2c3d4.tmp"):
         assert subprocess.run(["git", "check-ignore", "-q", ignored], cwd=tmp_path).returncode == 0, ignored
