@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Span, has_errors, sort_diagnostics
 from .emit.server import GENERATED_DIR, emit_server, header_lines
-from .files import remove_staging, replace_tree, write_text_atomic
+from .files import leftover_temp_files, remove_staging, replace_tree, write_text_atomic
 from .ir import ServerIR
 from .lint.linter import lint_server
 from .lower.server import compile_spec
@@ -58,14 +58,15 @@ def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
             continue
         changelog = build_changelog(server, current, releases)
         servers.append(server)
+        named = _named_from_project(server, project)
         files.update(
             emit_server(
-                server,
+                named,
                 score=lint_server(current).score,
                 changelog_markdown=render_markdown(changelog, heading="##"),
             )
         )
-        files.update(changelog_files(changelog, header_lines(server)))
+        files.update(changelog_files(changelog, header_lines(named)))
     return BuildOutput(tuple(servers), files, tuple(sort_diagnostics(diagnostics)))
 
 
@@ -94,6 +95,8 @@ def write_files(project: Path, output: BuildOutput) -> list[str]:
     for relative in stale:
         if relative in output.files and not relative.startswith(f"{GENERATED_DIR}/"):
             write_text_atomic(project / relative, output.files[relative])
+    for path in interrupted_writes(project, output):
+        path.unlink(missing_ok=True)
     return stale
 
 
@@ -110,6 +113,35 @@ def _leftovers(project: Path, output: BuildOutput) -> list[str]:
             if path.is_file() and "__pycache__" not in path.parts and relative not in output.files:
                 leftovers.append(relative)
     return leftovers
+
+
+def interrupted_writes(project: Path, output: BuildOutput) -> list[Path]:
+    """Temporary files a killed `build` or `release` left beside the changelogs and baselines
+    (a generated folder is swapped in whole, and its staging removed, by write_files)."""
+    folders = {(project / r).parent for r in output.files if not r.startswith(f"{GENERATED_DIR}/")}
+    return [path for folder in sorted(folders) for path in leftover_temp_files(folder)]
+
+
+def _named_from_project(server: ServerIR, project: Path) -> ServerIR:
+    """The server with its spec files named relative to the project, as the generated headers
+    record them. The compiler names files relative to where the command runs, so messages stay
+    clickable; a header must not, or `lynxc --project DIR build --check` run from elsewhere
+    would call every file stale. A spec outside the project keeps the name it was given."""
+    root = project.resolve()
+
+    def rebase(name: str) -> str:
+        path = Path(name).resolve()
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else name
+
+    def rebased(span: Span) -> Span:
+        return replace(span, file=rebase(span.file))
+
+    return replace(
+        server,
+        spec_files=tuple(replace(spec, path=rebase(spec.path)) for spec in server.spec_files),
+        tools=tuple(replace(tool, span=rebased(tool.span)) for tool in server.tools),
+        resources=tuple(replace(resource, span=rebased(resource.span)) for resource in server.resources),
+    )
 
 
 def _importable(project: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -14,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the runtime's lynx backend loads only when `lynxc index` runs
     from lynxc.runtime.backends.lynx.sources import Source
+
+    from .build import BuildOutput
+    from .ir import ServerIR
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a writer stopped by SIGPIPE
@@ -193,7 +197,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, stale_files, write_files
+    from .build import build, interrupted_writes, stale_files, write_files
     from .diagnostics import has_errors
 
     output = build(args.project, args.specs)
@@ -213,7 +217,14 @@ def _build(args: argparse.Namespace) -> int:
                 f"{relative}: error GENERATED_STALE: out of date with its spec (run `lynxc build`)",
                 file=sys.stderr,
             )
-        if stale:
+        leftovers = interrupted_writes(args.project, output)
+        for path in leftovers:
+            print(
+                f"{path.relative_to(args.project).as_posix()}: error GENERATED_STALE: a temporary file of a "
+                "write that was interrupted (run `lynxc build`, which removes it)",
+                file=sys.stderr,
+            )
+        if stale or leftovers:
             return EXIT_FAILED
         print(f"lynxc build --check: {len(output.files)} generated files are up to date")
         return EXIT_OK
@@ -536,7 +547,7 @@ def _release(args: argparse.Namespace) -> int:
 
     from .build import build, write_files
     from .diagnostics import has_errors
-    from .review.changelog import write_release
+    from .review.changelog import load_releases, write_release
     from .wire import wire_from_ir
 
     date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -555,14 +566,38 @@ def _release(args: argparse.Namespace) -> int:
         )
         print(f"lynxc release: {reason}; nothing released", file=sys.stderr)
         return EXIT_FAILED
+    releases, _ = load_releases(args.project, server.name)  # the build reported any problem
+    recorded = next((r for r in releases if r.version == server.version), None)
+    if recorded is not None:
+        return _finish_release(args.project, output, server, recorded.date)
     try:
         baseline = write_release(args.project, server, wire_from_ir(server, "").tools, date)
-    except ValueError as err:
+    except ValueError as err:  # another release recorded it since the build read the baselines
         print(f"lynxc release: {err}", file=sys.stderr)
         return EXIT_FAILED
+    # A kill from here until the files are written leaves the release recorded and the changelog
+    # stale: the next `lynxc release` (or `lynxc build`) finishes it, as _finish_release says.
     write_files(args.project, build(args.project))
     print(f"lynxc release: {server.name} {server.version} ({date}) recorded in {baseline}")
     return EXIT_OK
+
+
+def _finish_release(project: Path, output: BuildOutput, server: ServerIR, date: str) -> int:
+    """`release` of a version already recorded: finish it when a kill stopped it before the
+    generated files were written, else say what a new release needs."""
+    from .build import write_files
+
+    name = f"{server.name} {server.version}"
+    if write_files(project, output):
+        print(f"lynxc release: {name} ({date}) was recorded, but not yet its generated files; now written")
+        return EXIT_OK
+    spec = server.version_span.file
+    print(
+        f"lynxc release: {name} is already released ({date}); for a new release, raise server.version "
+        f"in {spec}, then run `lynxc release {server.name}` again",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def _definition(args: argparse.Namespace):
@@ -571,11 +606,40 @@ def _definition(args: argparse.Namespace):
     folder = Path(args.server)
     if not (folder / "server.py").is_file():
         folder = args.project / "generated" / args.server
+        if not folder.exists() and os.sep not in args.server:
+            print(f"lynxc: {_unknown_server(args)}", file=sys.stderr)
+            return None
     try:
         return load_definition(folder)
     except DefinitionError as err:
         print(f"lynxc: {err}", file=sys.stderr)
         return None
+
+
+def _unknown_server(args: argparse.Namespace) -> str:
+    """What to say for a server name with no generated folder: the close name of a built server
+    (a typo), or the build a spec still waits for, or which servers there are."""
+    from .suggest import did_you_mean
+
+    generated = args.project / "generated"
+    built = sorted(p.name for p in generated.glob("*") if (p / "server.py").is_file())
+    said = f"no generated server {args.server!r} in {generated}"
+    hint = did_you_mean(args.server, built)
+    if hint:
+        return f"{said}: {hint}"
+    specs = args.project / "specs"
+    if (specs / args.server).is_dir() or any(
+        (specs / f"{args.server}{s}").is_file() for s in (".yaml", ".yml")
+    ):
+        return f"{said}: its spec is not built yet (run `{_command(args, 'build')}`)"
+    known = f" (built: {', '.join(built)})" if built else ""
+    return f"{said}{known}; a server is built from its spec in specs/ by `{_command(args, 'build')}`"
+
+
+def _command(args: argparse.Namespace, *words: str) -> str:
+    """A lynxc command line as the user should type it next: with the --project they gave."""
+    project = [] if args.project == Path(".") else ["--project", str(args.project)]
+    return shlex.join(["lynxc", *project, *words])
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -647,14 +711,16 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .scaffold import scaffold
+    from .scaffold import STORES_NOTE, scaffold
 
+    existed = {path for path in (args.project / ".gitignore",) if path.exists()}
     try:
         written = scaffold(args.project, args.name)
     except ValueError as err:
         print(f"lynxc init: {err}", file=sys.stderr)
         return EXIT_USAGE
     for path in written:
-        print(f"created {path}")
-    print(f"next: lynxc build && lynxc serve {args.name}")
+        print(f"{'updated' if path in existed else 'created'} {path}")
+    print(STORES_NOTE)
+    print(f"next: {_command(args, 'build')} && {_command(args, 'serve', args.name)}")
     return EXIT_OK

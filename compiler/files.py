@@ -11,19 +11,22 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 STAGING_MARK = ".staging-"  # hidden siblings `.<name>.staging-XXXX` hold a tree being built
+TEMP_SUFFIX = ".tmp"  # `.<name>.XXXXXXXX.tmp` holds a file being written until it is renamed
+_TEMP_FILE = re.compile(r"^\..+\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + "$")  # mkstemp's 8 characters
 _RENAME_EXCHANGE = 2  # linux/fs.h
 _AT_FDCWD = -100
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
         # mkstemp makes the file private (0600), and the rename would keep that: give it the
         # mode the target has, or a new file's usual mode.
@@ -37,6 +40,14 @@ def write_text_atomic(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def leftover_temp_files(folder: Path) -> list[Path]:
+    """What `write_text_atomic` calls killed before their rename left in `folder`. Nothing else
+    names or reads them, so whoever writes into the folder next removes them."""
+    if not folder.is_dir():
+        return []
+    return sorted(path for path in folder.iterdir() if _TEMP_FILE.match(path.name) and path.is_file())
 
 
 def _new_file_mode() -> int:

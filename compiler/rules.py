@@ -71,6 +71,13 @@ _RULES = (
         "TOOL_NAME_INVALID", "error", "hygiene", "A tool name must match the MCP rule [A-Za-z0-9_.-]{1,128}."
     ),
     Rule("TOOL_NAME_DUPLICATE", "error", "tool", "Tool names must be unique within a server."),
+    Rule(
+        "TOOL_NAME_COLLISION",
+        "error",
+        "tool",
+        "Two tool names must not map to one generated models file (they differ only by '-', '.', '_' "
+        "or case), nor to models/__init__.py.",
+    ),
     Rule("TOOL_NONE", "error", "tool", "A server must declare at least one tool."),
     Rule(
         "TOOL_REFERENCE_UNKNOWN",

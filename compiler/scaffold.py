@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .files import write_text_atomic
+from .lower.records_tools import DATA_DIR_ROOT
 from .lower.server import SERVER_NAME
 
 SPEC = """\
@@ -56,17 +57,34 @@ tools:
 BACKEND = '''\
 """Backends of the {name} server. Each receives the validated input model generated from the spec."""
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 
+if TYPE_CHECKING:  # written by `lynxc build` from the spec: editors complete `params.` from it
+    {model_import}
+
 
 @backend(params={{"text"}}, caps={{"max_text_chars"}})
-async def count_words(params: Any, ctx: ToolContext) -> dict[str, int]:
+async def count_words(params: CountWordsInput, ctx: ToolContext) -> dict[str, int]:
     text = params.text
     return {{"words": len(text.split()), "lines": len(text.splitlines()), "characters": len(text)}}
 '''
+STORES_NOTE = (
+    f"stores (records data, search indexes) go under {DATA_DIR_ROOT}/ unless a setting says otherwise "
+    "(`lynxc config SERVER` shows them); .gitignore keeps them out of commits"
+)
+# Where stores go unless a setting says otherwise (records: data_dir), and what an interrupted
+# write leaves: data and temporary files, never commits.
+GITIGNORE = (
+    f"{DATA_DIR_ROOT}/",
+    "generated/.*",
+    ".*.tmp",
+    "__pycache__/",
+)
 
 
 def scaffold(project: Path, name: str) -> list[Path]:
@@ -82,5 +100,34 @@ def scaffold(project: Path, name: str) -> list[Path]:
             raise ValueError(f"{path} already exists; nothing written")
     title = name.replace("-", " ").capitalize()
     write_text_atomic(spec_path, SPEC.format(name=name, title=title, module=module))
-    write_text_atomic(backend_path, BACKEND.format(name=name))
-    return [spec_path, backend_path]
+    write_text_atomic(backend_path, BACKEND.format(name=name, model_import=_model_import(name)))
+    written = [spec_path, backend_path]
+    if _ignore_stores(project / ".gitignore"):
+        written.append(project / ".gitignore")
+    return written
+
+
+def _model_import(name: str) -> str:
+    """The import of the tool's input model for type checkers. A server folder named with a dash
+    is no Python package name: there the editor is pointed at the file instead."""
+    model = "from generated.{}.models.count_words import CountWordsInput"
+    if name.isidentifier():
+        return model.format(name)
+    return (
+        f"# generated/{name}/models/count_words.py holds CountWordsInput; '{name}' is no package\n"
+        f"    # name, so add generated/{name} to your editor's extra paths and import it from there:\n"
+        "    from models.count_words import CountWordsInput"
+    )
+
+
+def _ignore_stores(path: Path) -> bool:
+    """Add to .gitignore (made if missing) the lines that keep stores and interrupted writes out
+    of commits; False when it has them all already."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    missing = [line for line in GITIGNORE if line not in text.splitlines()]
+    if not missing:
+        return False
+    lead = "" if not text or text.endswith("\n") else "\n"
+    header = f"# lynxc: stores (records, indexes) go under {DATA_DIR_ROOT}/ unless settings say otherwise\n"
+    write_text_atomic(path, text + lead + header + "\n".join(missing) + "\n")
+    return True

@@ -11,12 +11,6 @@ from ..ir import ResourceIR, ToolIR
 RECORD_CLASS = "Record"  # the class of a record model (runtime: ServerDefinition.load_record_model)
 
 
-def python_name(tool_name: str) -> str:
-    """A module name for a tool: MCP names may hold '.' and '-'."""
-    name = re.sub(r"\W", "_", tool_name)
-    return f"tool_{name}" if name[0].isdigit() else name
-
-
 def class_prefix(tool_name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", tool_name) if part)
 

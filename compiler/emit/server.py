@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from ..ir import ResourceIR, ServerIR, SqlToolIR, ToolIR, canonical_json, resources_document, sql_document
+from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
 from .models import (
     generate_models,
     generate_record_model,
     model_names,
     models_document,
-    python_name,
     record_document,
 )
 from .resources_doc import resource_docs
@@ -74,7 +74,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
         "tools.json": _json_file({GENERATED_KEY: " ".join(lines), **tools_list(server)}),
     }
     for tool in server.tools:
-        read_at_runtime[f"models/{python_name(tool.name)}.py"] = generate_models(
+        read_at_runtime[f"models/{tool_module(tool.name)}.py"] = generate_models(
             tool, _python_header(_tool_header(tool))
         )
     if server.resources:
@@ -148,7 +148,7 @@ def _bindings(server: ServerIR) -> list[dict[str, Any]]:
             {
                 "name": tool.name,
                 "backend": tool.backend_target,
-                "module": python_name(tool.name),
+                "module": tool_module(tool.name),
                 "input_model": input_model,
                 "output_model": output_model if tool.output_schema_json else None,
                 "caps": tool.cap_values,

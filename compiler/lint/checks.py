@@ -25,6 +25,7 @@ from .signals import (
     properties,
     schema_coverage,
     sentences,
+    stem,
     words,
     write_claims,
 )
@@ -290,9 +291,41 @@ def check_parameters(view: ToolView) -> Iterator[LintFinding]:
         yield from _check_param_text(view, name, prop, prop["description"])
 
 
+# Words that say nothing of a parameter a reader could not tell from its name: 'Unit wanted.'
+# for `to_unit` says no more than 'The unit.'
+EMPTY_PARAM_WORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "for",
+        "this",
+        "that",
+        "here",
+        "value",
+        "parameter",
+        "argument",
+        "input",
+        "option",
+        "field",
+        "given",
+        "wanted",
+        "desired",
+        "requested",
+        "specified",
+        "chosen",
+        "selected",
+        "required",
+        "optional",
+    ]
+)
+
+
 def _check_param_text(view: ToolView, name: str, prop: dict[str, Any], text: str) -> Iterator[LintFinding]:
-    content = {w.lower() for w in words(text)} - {"the", "a", "an", "of", "to", "value", "parameter", "for"}
-    if content and content <= name_words(name) | {str(prop.get("type", ""))}:
+    content = {stem(w) for w in words(text)} - EMPTY_PARAM_WORDS
+    if content <= {stem(w) for w in name_words(name)} | {str(prop.get("type", ""))}:
         yield view.finding(
             "PARAM_DESCRIPTION_RESTATES_NAME", f"'{name}': {text!r} adds nothing to the name", name
         )

@@ -51,6 +51,13 @@ ROUTING_CUES = re.compile(
     r"do not start|start (here|with))\b",
     re.I,
 )
+# What a tool does not cover: for the server's only tool, the pointer away that naming an
+# alternative tool would give.
+OUT_OF_SCOPE_CUES = re.compile(
+    r"\b(cannot|can't|does not|doesn't|will not|won't|is not for|not (meant|intended|made) for|"
+    r"outside|unsupported|only (works|covers|handles|supports|reads|accepts))\b",
+    re.I,
+)
 # A read verb in the opening sentence says, without annotations, that nothing is changed.
 READ_VERBS = re.compile(
     r"\b(search\w*|find\w*|list\w*|read\w*|get|gets|fetch\w*|look\w* up|show\w*|count\w*)\b", re.I
@@ -213,13 +220,28 @@ def _usage(view: ToolView, found: list[LintFinding]) -> list[Signal]:
     text = view.description
     return [
         (_has(ROUTING_CUES, text), "says explicitly when to use it", "never says explicitly when to use it"),
-        (_names_another_tool(view), "names the alternative tools", "names no alternative tool"),
+        _alternatives_named(view),
         (
             _has(WHEN_NOT_CUES, text) or _has(NEXT_STEP_CUES, text),
             "says when not to use it or how to refine",
             "says neither when not to use it nor how to refine a call",
         ),
     ]
+
+
+def _alternatives_named(view: ToolView) -> Signal:
+    """Beside other tools: does it name them? The server's only tool has none to name, so it is
+    asked what the alternatives would tell an agent instead: where it stops ("it cannot convert
+    mass"), so the agent looks elsewhere."""
+    if _names_another_tool(view):
+        return (True, "names the alternative tools", "")
+    if view.siblings:
+        return (False, "", "names no alternative tool")
+    return (
+        _has(OUT_OF_SCOPE_CUES, view.description),
+        "the server's only tool: says what it does not cover",
+        "the server's only tool (no alternative to name): never says what it does not cover",
+    )
 
 
 def _behaviour(view: ToolView, found: list[LintFinding]) -> list[Signal]:
@@ -283,9 +305,25 @@ def _parameters(view: ToolView, found: list[LintFinding]) -> list[Signal]:
             # needs the schema to describe every parameter as well.
             len(described_in_schema) == len(params) and len(mentioned) >= 2 * len(params) / 3,
             "every parameter documented, most explained in the description",
-            "not every parameter is described in the schema and explained in the description",
+            "short of the full mark: " + _short_of_full_marks(params, described_in_schema, mentioned),
         ),
     ]
+
+
+def _short_of_full_marks(params: Iterable[str], described_in_schema: set[str], mentioned: set[str]) -> str:
+    """Which parameters keep the full mark away: every one without a schema description, and,
+    while fewer than two thirds are explained in the tool's description, the unexplained ones."""
+    names = list(params)
+    missing = []
+    undescribed = [n for n in names if n not in described_in_schema]
+    if undescribed:
+        missing.append(
+            f"{', '.join(undescribed)} {'has' if len(undescribed) == 1 else 'have'} no schema description"
+        )
+    if len(mentioned) < 2 * len(names) / 3:
+        unexplained = [n for n in names if n not in mentioned]
+        missing.append(f"{', '.join(unexplained)} not explained in the description (two thirds should be)")
+    return "; ".join(missing)
 
 
 def _mentions(text: str, name: str) -> bool:

@@ -37,6 +37,7 @@ from ..spec.models import Cap, SchemaNode, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
 from ..wire import TOOL_NAME
 from .backend_probe import Declaration, read_declarations, refused_target
+from .model_files import check_model_files, same_file, tool_module
 from .records_tools import (
     DATA_DIR_SETTING,
     EMBEDDER_SETTING,
@@ -190,6 +191,7 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         )
 
     all_sources = (*declared_tools, *synthesized)
+    diagnostics.extend(check_model_files(all_sources))
     synthesized_names = {t.tool.name for t in synthesized}
     tool_names = [t.tool.name for t in all_sources]
     setting_names = {s.name for s in settings}
@@ -261,7 +263,7 @@ def _check_synthesized_names(
     """A declared tool must not take the name of a records tool the server gets, nor the models
     file of a resource's record (models/records_<name>.py)."""
     given = {t.tool.name for t in synthesized}
-    models = {r.model: r.name for r in resources}
+    models = {same_file(r.model): r for r in resources}
     found = []
     for tool_source in source.tools:
         name = tool_source.tool.name
@@ -276,12 +278,12 @@ def _check_synthesized_names(
                     + ", ".join(n for n in SYNTHESIZED_TOOLS if n in given),
                 )
             )
-        elif (module := re.sub(r"\W", "_", name)) in models:  # emit's python_name of the tool
+        elif (resource := models.get(same_file(tool_module(name)))) is not None:
             found.append(
                 diagnostic(
                     "RESOURCE_TOOL_NAME_TAKEN",
-                    f"tool '{name}' would write models/{module}.py, the record model of resource "
-                    f"'{models[module]}'",
+                    f"tool '{name}' would write models/{resource.model}.py, the record model of resource "
+                    f"'{resource.name}'",
                     span,
                     "rename the tool",
                 )

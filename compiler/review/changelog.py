@@ -25,7 +25,7 @@ from ..rules import diagnostic
 from ..wire import ServerWire, resources_from_document, resources_payload, wire_from_ir
 from .compare import review_pair
 from .judge import Finding
-from .render import by_tool, group_heading, markdown_values, operation
+from .render import by_tool, group_heading, level_counts, markdown_values, operation
 
 CHANGELOG_DIR = "schema-changelog"
 RELEASES_FILE = "releases.json"
@@ -198,8 +198,9 @@ def build_changelog(server: ServerIR, current: ServerWire, releases: list[Releas
 
 
 def render_markdown(changelog: Changelog, heading: str = "#") -> str:
-    """Sections in the seeds' style: per version its date and "N schema fields changed", then
-    one entry per field with its previous and new value; the first version says First observed."""
+    """Sections in the seeds' style: per version its date and "N schema fields changed", with how
+    many are breaking (and warnings, infos), then one entry per field with its previous and new
+    value; the first version says First observed."""
     lines = []
     for entry in changelog.versions:
         when = entry.date or "unreleased"
@@ -208,7 +209,9 @@ def render_markdown(changelog: Changelog, heading: str = "#") -> str:
             lines.append("First observed.\n")
             continue
         count = len(entry.findings)
-        lines.append(f"{count} schema field{'s' if count != 1 else ''} changed since v{entry.since}.\n")
+        plural = "s" if count != 1 else ""
+        counts = level_counts(entry.findings)
+        lines.append(f"{count} schema field{plural} changed since v{entry.since} ({counts}).\n")
         for tool, findings in by_tool(entry.findings):
             lines.append(f"{heading}## {group_heading(tool)}\n")
             for finding in findings:
@@ -231,6 +234,7 @@ def render_json(changelog: Changelog, header: str = "") -> str:
             "since": entry.since,
             "firstObserved": entry.since is None,
             "changedFields": len(entry.findings),
+            "breakingFields": sum(finding.level == "breaking" for finding in entry.findings),
             "entries": [finding.to_json() for finding in entry.findings],
         }
         for entry in changelog.versions

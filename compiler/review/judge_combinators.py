@@ -33,6 +33,7 @@ from .schema_alternatives import (
     required_witnesses,
     types_overlap,
 )
+from .value_kinds import describe_values
 
 # Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
 # const constrain the types of their values.)
@@ -64,21 +65,36 @@ REASONS_SHOWN = 4
 SchemaJudge = Callable[[Change, Direction, Any, Any, tuple[str, ...], str], Finding]
 
 
-def type_change(c: SchemaContext, old: frozenset[str] | None, new: frozenset[str] | None) -> Finding:
+# (direction, how the admitted types moved) -> the rule, and what it says without a shift.
+_TYPE_RULES = {
+    ("input", "widened"): ("PARAM_TYPE_WIDENED", "accepts more types"),
+    ("input", "narrowed"): ("PARAM_TYPE_NARROWED", "accepts fewer types"),
+    ("input", "changed"): ("PARAM_TYPE_CHANGED", "changed type"),
+    ("output", "widened"): ("OUTPUT_TYPE_WIDENED", "may return types it did not before"),
+    ("output", "narrowed"): ("OUTPUT_TYPE_NARROWED", "returns fewer types"),
+    ("output", "changed"): ("OUTPUT_TYPE_CHANGED", "changed type"),
+}
+
+
+def type_change(
+    c: SchemaContext, old: frozenset[str] | None, new: frozenset[str] | None, shift: str | None = None
+) -> Finding:
+    """`shift` ('decimal text → number'), when given, is the message: it says the change whole."""
+    if new is None or (old is not None and old < new):
+        how = "widened"
+    elif old is None or new < old:
+        how = "narrowed"
+    else:
+        how = "changed"
+    rule, said = _TYPE_RULES[c.direction, how]
     who = owner(c)
-    widened = new is None or (old is not None and old < new)
-    narrowed = old is None or (new is not None and new < old)
-    if c.direction == "input":
-        if widened:
-            return Finding(c.change, "PARAM_TYPE_WIDENED", f"{who} accepts more types")
-        if narrowed:
-            return Finding(c.change, "PARAM_TYPE_NARROWED", f"{who} accepts fewer types")
-        return Finding(c.change, "PARAM_TYPE_CHANGED", f"{who} changed type")
-    if narrowed:
-        return Finding(c.change, "OUTPUT_TYPE_NARROWED", f"{who} returns fewer types")
-    if widened:
-        return Finding(c.change, "OUTPUT_TYPE_WIDENED", f"{who} may return types it did not before")
-    return Finding(c.change, "OUTPUT_TYPE_CHANGED", f"{who} changed type")
+    return Finding(c.change, rule, f"{who}: {shift}" if shift else f"{who} {said}")
+
+
+def _shift(c: SchemaContext) -> str | None:
+    """'decimal text → number': what the node's values were and are, when both can be said."""
+    before, after = describe_values(c.node("old", c.parent)), describe_values(c.node("new", c.parent))
+    return f"{before} → {after}" if before and after and before != after else None
 
 
 def listed_change(c: SchemaContext, old: set[str], new: set[str]) -> Finding:
@@ -113,14 +129,17 @@ def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
         return _required_group(c, required_needs(old), required_needs(new))
     findings = []
     old_types, new_types = admitted_types(old), admitted_types(new)
+    shift = _shift(c) if old_types != new_types else None
     if old_types != new_types:
-        findings.append(type_change(c, old_types, new_types))
+        findings.append(type_change(c, old_types, new_types, shift))
     old_values, new_values = listed_values(old), listed_values(new)
-    if old_values is not None and new_values is not None:
-        if old_values != new_values:
+    if old_values is not None and new_values is not None and not (shift and "..." not in shift):
+        if old_values != new_values:  # unless the shift listed every value already
             findings.append(listed_change(c, old_values, new_values))
     else:
-        findings += _alternatives(c, old, new, judge_schema)
+        # With the shift said ('decimal text → number'), a pair of members of different kinds
+        # (the decimal text and a double's "NaN" text) is that same change seen member by member.
+        findings += _alternatives(c, old, new, judge_schema, same_kind_only=shift is not None)
     if not findings:
         return Finding(
             c.change, "SCHEMA_RESTRUCTURED", f"{owner(c)}: '{c.keyword}' changed form; it admits the same"
@@ -170,13 +189,18 @@ def _value_types(keyword: str, value: Any) -> frozenset[str] | None:
     return None
 
 
-def _alternatives(c: SchemaContext, old: Any, new: Any, judge_schema: SchemaJudge) -> list[Finding]:
+def _alternatives(
+    c: SchemaContext, old: Any, new: Any, judge_schema: SchemaJudge, *, same_kind_only: bool = False
+) -> list[Finding]:
     """Pair the alternatives of both versions; judge each pair with the rules of whole schemas
-    and each member left over as an alternative gained or lost."""
+    and each member left over as an alternative gained or lost. `same_kind_only`: judge only the
+    pairs whose members hold the same kind of values."""
     old_alts, new_alts = alternatives(old), alternatives(new)
     pairing = pair_members(old_alts, new_alts)
     found: list[Finding] = []
     for i, j in pairing.pairs:
+        if same_kind_only and describe_values(old_alts[i]) != describe_values(new_alts[j]):
+            continue
         label = member_label(new, j) if combinator(new) else f"was {member_label(old, i)}"
         found += _pair_findings(c, old_alts[i], new_alts[j], label, judge_schema)
     for i in pairing.removed:

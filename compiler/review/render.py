@@ -4,7 +4,7 @@ annotations). Values are JSON; text truncates long ones, the other formats keep 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..diagnostics import Span
@@ -21,9 +21,14 @@ GITHUB_COMMAND = {"breaking": "error", "warning": "warning", "info": "notice"}
 def summary(review: ServerReview) -> str:
     if not review.findings:
         return "no changes"
-    counts = ", ".join(f"{review.count(level)} {level}" for level in LEVELS)
     plural = "s" if len(review.findings) != 1 else ""
-    return f"{len(review.findings)} field{plural} changed ({counts})"
+    return f"{len(review.findings)} field{plural} changed ({level_counts(review.findings)})"
+
+
+def level_counts(findings: Iterable[Finding]) -> str:
+    """'2 breaking, 1 warning, 1 info': how many changes there are of each level."""
+    levels = [f.level for f in findings]
+    return ", ".join(f"{levels.count(level)} {level}" for level in LEVELS)
 
 
 def render_text(reviews: list[ServerReview]) -> str:

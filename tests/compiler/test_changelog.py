@@ -76,7 +76,7 @@ def test_a_bump_shows_as_an_unreleased_section(project: Path) -> None:
     assert lynxc(project, "build").returncode == 0
     changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
     assert changelog.index("## v0.1.1 (unreleased)") < changelog.index("## v0.1.0 (2026-01-02)")
-    assert "1 schema field changed since v0.1.0." in changelog
+    assert "1 schema field changed since v0.1.0 (0 breaking, 0 warning, 1 info)." in changelog
     assert "- changed `Description` — info `DESCRIPTION_CHANGED`" in changelog
     assert '"Find items."' in changelog and '"Find items by text."' in changelog
     readme = (project / "generated/shop/README.md").read_text()
@@ -223,7 +223,9 @@ def test_removed_field_and_narrowed_enum_need_the_breaking_bump(library: Path) -
     assert done.returncode == 0, done.stderr
     changelog = (library / "schema-changelog/library/CHANGELOG.md").read_text()
     section = changelog.split("## v0.2.0 (unreleased)\n", 1)[1].split("## v0.1.0", 1)[0]
-    assert "2 schema fields changed since v0.1.0." in section
+    assert "2 schema fields changed since v0.1.0 (2 breaking, 0 warning, 0 info)." in section
+    data = json.loads((library / "schema-changelog/library/changelog.json").read_text())
+    assert (data["versions"][0]["changedFields"], data["versions"][0]["breakingFields"]) == (2, 2)
     assert "### Resources\n" in section
     assert "- removed `Resource books / fields / pages` — breaking `RESOURCE_FIELD_REMOVED`" in section
     assert '  Previous value:\n\n  ```json\n  {\n    "description": "How many pages it has.",' in section

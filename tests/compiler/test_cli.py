@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -28,6 +31,31 @@ def run(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.Complete
 @pytest.mark.parametrize("verb", VERBS)
 def test_every_verb_has_help(verb: str) -> None:
     assert "usage: lynxc" in run(verb, "--help").stdout
+
+
+def test_init_says_next_steps_that_work_from_where_it_ran(tmp_path: Path) -> None:
+    """`lynxc --project DIR init X` from elsewhere: the next steps it prints keep --project DIR,
+    and run as printed (the serve verb stops at once on a closed stdin)."""
+    done = run("--project", "p", "init", "units", cwd=tmp_path)
+    steps = done.stdout.splitlines()[-1].removeprefix("next: ").split(" && ")
+    assert steps == ["lynxc --project p build", "lynxc --project p serve units"]
+    unbuilt = run(*shlex.split(steps[1])[1:], cwd=tmp_path, check=False)
+    assert (
+        unbuilt.returncode == 2
+        and "its spec is not built yet (run `lynxc --project p build`)" in unbuilt.stderr
+    )
+    run(*shlex.split(steps[0])[1:], cwd=tmp_path)
+    typo = run("--project", "p", "serve", "unitz", cwd=tmp_path, check=False)
+    assert typo.returncode == 2 and "did you mean 'units'?" in typo.stderr
+    served = subprocess.run(
+        [LYNXC, *shlex.split(steps[1])[1:]],
+        cwd=tmp_path,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert served.returncode == 0, served.stderr
 
 
 def test_init_build_serve_a_new_server(tmp_path: Path) -> None:
@@ -95,7 +123,11 @@ def test_spec_change_changes_the_header_hash(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "specs", project / "specs")
     run("--project", str(project), "build")
     spec = project / "specs/dot-harness/server.yaml"
-    spec.write_text(spec.read_text().replace("version: 0.1.0", "version: 0.1.1"))
+    bumped = re.sub(
+        r"version: (\d+)\.(\d+)\.(\d+)", lambda m: f"version: {m[1]}.{int(m[2]) + 1}.0", spec.read_text()
+    )
+    assert bumped != spec.read_text()
+    spec.write_text(bumped)
     check = run("--project", str(project), "build", "--check", check=False)
     assert check.returncode == 1 and "server.py: error GENERATED_STALE" in check.stderr
 
@@ -142,7 +174,11 @@ def test_rules_lists_the_catalogue() -> None:
 
 def test_unknown_server_and_bad_setting_are_clear_errors(tmp_path: Path) -> None:
     missing = run("serve", "nope", check=False)
-    assert missing.returncode == 2 and "holds no generated server.py" in missing.stderr
+    assert missing.returncode == 2 and "no generated server 'nope'" in missing.stderr
+    assert "(built: agent-tool, countries-sql, dot-harness," in missing.stderr
+    typo = run("serve", "dot-harnes", check=False)
+    assert typo.returncode == 2 and "did you mean 'dot-harness'?" in typo.stderr
+    assert "lynxc build" not in typo.stderr  # a typo, not a missing build
     bad = run("serve", "dot-harness", "--set", "workspaces=[1]", check=False)
     assert bad.returncode == 2 and "setting 'workspaces': [1] is not of type 'object'" in bad.stderr
     env = {**os.environ, "LYNXC_WORKSPACES": "not json"}
@@ -175,3 +211,79 @@ def test_a_closed_stdout_pipe_ends_quietly(args: tuple[str, ...]) -> None:
         os.close(write_end)
     assert done.returncode in (0, 141), done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_tool_names_that_would_share_a_models_file_are_refused(tmp_path: Path) -> None:
+    """`read-file` beside `read_file`, `Echo` beside `echo` (one file on macOS), and `__init__`:
+    refused naming both tools, and nothing is written."""
+    (tmp_path / "specs").mkdir()
+    shutil.copy(ROOT / "tests/compiler/malformed/tool-name-collision.yaml", tmp_path / "specs/demo.yaml")
+    shutil.copytree(ROOT / "tests/fixtures", tmp_path / "tests/fixtures")
+    (tmp_path / "tests/__init__.py").write_text("")
+    done = run("build", cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    for pair in ("'read_file' and 'read-file'", "'read_file' and 'read.file'", "'Echo' and 'echo'"):
+        assert re.search(rf"specs/demo.yaml:\d+:\d+: error TOOL_NAME_COLLISION: tools {pair}", done.stderr)
+    assert "tool '__init__' would write models/__init__.py" in done.stderr
+    assert "nothing written" in done.stderr and not (tmp_path / "generated").exists()
+
+
+def test_generated_files_name_specs_relative_to_the_project(tmp_path: Path) -> None:
+    """Built in the project, checked from its parent and from elsewhere, and the other way round:
+    the headers name spec files (and the data a SQL spec reads) from the project, so every run
+    agrees."""
+    project = tmp_path / "p"
+    for server in ("dot-harness", "countries-sql"):
+        shutil.copytree(ROOT / "specs" / server, project / "specs" / server)
+        shutil.copytree(ROOT / "schema-changelog" / server, project / "schema-changelog" / server)
+    run("build", cwd=project)
+    header = (project / "generated/countries-sql/server.py").read_text().splitlines()[0]
+    assert "from specs/countries-sql/server.yaml " in header
+    assert "specs/countries-sql/data/countries.jsonl.gz" in header
+    for where, named in ((tmp_path, "p"), (Path("/"), str(project))):
+        check = run("--project", named, "build", "--check", cwd=where, check=False)
+        assert check.returncode == 0, check.stderr
+    run("--project", "p", "build", cwd=tmp_path)
+    assert (project / "generated/countries-sql/server.py").read_text().splitlines()[0] == header
+    run("build", "--check", cwd=project)
+
+
+def test_init_types_the_backend_with_the_generated_model_and_ignores_stores(tmp_path: Path) -> None:
+    """The scaffolded backend's `params` is the input model `lynxc build` writes (importable from
+    the project root, where an editor resolves it), and .gitignore keeps the default store and
+    interrupted writes out of commits, beside the lines it already had."""
+    (tmp_path / ".gitignore").write_text("node_modules/")
+    done = run("init", "units", cwd=tmp_path)
+    assert "updated .gitignore" in done.stdout and "go under .lynxc-data/" in done.stdout
+    run("build", cwd=tmp_path)
+    tree = ast.parse((tmp_path / "units_backend.py").read_text())
+    function = next(n for n in tree.body if isinstance(n, ast.AsyncFunctionDef))
+    annotation = function.args.args[0].annotation
+    assert isinstance(annotation, ast.Name) and annotation.id == "CountWordsInput"
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    (imported,) = [n for n in guarded.body if isinstance(n, ast.ImportFrom)]
+    assert [a.name for a in imported.names] == ["CountWordsInput"]
+    code = f"import {imported.module} as m; print(sorted(m.CountWordsInput.model_fields))"
+    fields = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert fields.stdout.strip() == "['text']", fields.stderr
+    # A dashed name is no package name: the import resolves with the server's folder as a root,
+    # the extra path the scaffold's comment asks an editor for.
+    run("init", "word-tools", cwd=tmp_path)
+    run("build", cwd=tmp_path)
+    dashed = ast.parse((tmp_path / "word_tools_backend.py").read_text())
+    guarded = next(n for n in dashed.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    (imported,) = [n for n in guarded.body if isinstance(n, ast.ImportFrom)]
+    code = f"import {imported.module} as m; print(sorted(m.CountWordsInput.model_fields))"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "generated/word-tools")}
+    fields = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert fields.stdout.strip() == "['text']", fields.stderr
+    assert (
+        "add generated/word-tools to your editor's extra paths"
+        in (tmp_path / "word_tools_backend.py").read_text()
+    )
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for ignored in (".lynxc-data/units/records.lance", "node_modules/x", "specs/.units.yaml.a1b2c3d4.tmp"):
+        assert subprocess.run(["git", "check-ignore", "-q", ignored], cwd=tmp_path).returncode == 0, ignored
+    assert subprocess.run(["git", "check-ignore", "-q", "generated/units/server.py"], cwd=tmp_path).returncode

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -250,3 +252,63 @@ def test_atomic_writes_keep_the_files_mode(tmp_path: Path) -> None:
         os.umask(umask)
     assert fresh.stat().st_mode & 0o777 == 0o644
     assert kept.stat().st_mode & 0o777 == 0o755 and kept.read_text() == "new\n"
+
+
+def test_a_killed_release_is_finished_by_the_next_one(tmp_path: Path) -> None:
+    """`lynxc release` killed at each write of its first step (the baseline, then releases.json)
+    and at points of its second (the generated files and changelogs): in between, `build --check`
+    says what to run; the next `lynxc release` finishes the job, and the project then holds
+    exactly what an uninterrupted release writes, without a temporary file left over."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "shop.yaml").write_text(spec("a"))
+    assert lynxc(tmp_path, "build").returncode == 0
+    assert lynxc(tmp_path, "release", "shop", "--date", "2026-01-01").returncode == 0
+    (specs / "shop.yaml").write_text(spec("b", version="1.0.0"))
+    assert lynxc(tmp_path, "build").returncode == 0
+    before = _outputs(tmp_path)
+    args = ("--project", str(tmp_path), "release", "shop", "--date", "2026-01-02")
+    total = write_operations(crash_command(lynxc_code(), *args))
+    released = _outputs(tmp_path)
+    # The first step writes the baseline, then releases.json: open, fsync, replace and folder
+    # fsync each. Killed after an open (a temporary file left), after each replace, and at
+    # points of the second step.
+    rng = random.Random(13)
+    points = sorted({1, 3, 5, 7, *rng.sample(range(9, total), 2), total})
+    for point in points:
+        _restore(tmp_path, before)
+        assert run_crashing(crash_command(lynxc_code(), *args), point).returncode == -signal.SIGKILL
+        check = lynxc(tmp_path, "build", "--check")
+        complete = _outputs(tmp_path) == released
+        # Passing is right when nothing the build reads was touched yet (an unlisted baseline is
+        # read by nothing, and the next release overwrites it).
+        assert check.returncode in (0, 1) and (check.returncode == 0) == (check.stderr == "")
+        for line in check.stderr.splitlines():
+            assert "error GENERATED_STALE" in line and "(run `lynxc build`" in line, line
+        again = lynxc(tmp_path, "release", "shop", "--date", "2026-01-02")
+        if complete:
+            assert again.returncode == 1 and "already released (2026-01-02)" in again.stderr
+            assert re.search(
+                r"raise server.version in \S*specs/shop.yaml, then run `lynxc release shop`", again.stderr
+            )
+        else:
+            assert again.returncode == 0, f"after a kill at write {point} of {total}: {again.stderr}"
+        assert _outputs(tmp_path) == released, f"after a kill at write {point} of {total}"
+
+
+def _outputs(project: Path) -> dict[str, bytes]:
+    """Every file of generated/ and schema-changelog/, hidden ones (temporary files) included."""
+    return {
+        path.relative_to(project).as_posix(): path.read_bytes()
+        for folder in ("generated", "schema-changelog")
+        for path in sorted((project / folder).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def _restore(project: Path, files: dict[str, bytes]) -> None:
+    for folder in ("generated", "schema-changelog"):
+        shutil.rmtree(project / folder)
+    for relative, data in files.items():
+        (project / relative).parent.mkdir(parents=True, exist_ok=True)
+        (project / relative).write_bytes(data)

@@ -244,7 +244,7 @@ def test_string_to_nullable_non_empty_string_loses_the_empty_string() -> None:
     )
     assert found["Input schema / properties / x / anyOf"] == (
         "MIN_LENGTH_INCREASED",
-        "parameter 'x' (anyOf[0]) accepts less: minLength (none) -> 1; parameter 'x' accepts more types",
+        "parameter 'x' (anyOf[0]) accepts less: minLength (none) -> 1; parameter 'x': text → text or null",
     )
     assert found["Input schema / properties / x / type"][0] == "PARAM_TYPE_WIDENED"
 
@@ -285,7 +285,7 @@ def test_a_constraint_moved_into_the_members_is_not_judged_as_dropped() -> None:
     assert found[f"{base} / enum"][0] == "SCHEMA_RESTRUCTURED"
     assert found[f"{base} / anyOf"] == (
         "PARAM_TYPE_WIDENED",
-        "parameter 'x' accepts more types; parameter 'x' also accepts null",
+        "parameter 'x': one of a, b → one of a, b or null",
     )
     # Out of a single member again: nothing a caller sends is rejected.
     single = judged(
@@ -318,3 +318,22 @@ def test_a_huge_group_of_required_alternatives_is_left_to_review() -> None:
     (change,) = diff_tools([old], [new])
     finding = judge(change, old, new)
     assert finding.rule_id == "SCHEMA_CHANGED" and "too many to judge" in finding.message
+
+
+def test_a_sql_column_from_decimal_to_double_is_one_clause() -> None:
+    """DECIMAL(18,3) published as decimal text, then DOUBLE as a number (with its non-finite text):
+    one finding whose message says the change whole, not the member-by-member differences."""
+    from lynxc.runtime.backends.sql.types import json_schema
+
+    decimal = json_schema({"id": "decimal", "precision": 18, "scale": 3}, nullable=True)
+    double = json_schema({"id": "double"}, nullable=True)
+    found = judged(
+        {"outputSchema": {"type": "object", "properties": {"price": decimal}}},
+        {"outputSchema": {"type": "object", "properties": {"price": double}}},
+    )
+    assert found == {
+        "Output schema / properties / price / anyOf": (
+            "OUTPUT_TYPE_WIDENED",
+            "output field 'price': decimal text or null → number or null",
+        )
+    }

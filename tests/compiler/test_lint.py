@@ -380,3 +380,72 @@ def test_spec_findings_point_at_lines_and_suppressions_need_a_known_rule(tmp_pat
     assert unknown.returncode == 2
     assert "error SUPPRESSION_RULE_UNKNOWN: 'CAP_LITERAL' is not a lint rule" in unknown.stderr
     assert "did you mean 'CAP_LITERAL_IN_DESCRIPTION'?" in unknown.stderr
+
+
+def _convert_units(**descriptions: str) -> dict:
+    """A one-tool server's tool, as a newcomer writes it; `descriptions` replace parameter ones."""
+    params = {
+        "value": "The number to convert, in `from_unit`; any finite number.",
+        "from_unit": "Unit the value is in, as a symbol such as 'km' or 'mi'.",
+        "to_unit": "Unit to express the result in, as a symbol such as 'km' or 'mi'.",
+        **descriptions,
+    }
+    return {
+        "name": "convert_units",
+        "title": "Convert units",
+        "description": (
+            "Convert a length between metric and imperial units. Use it when the user gives a length "
+            "in one unit and wants another; it cannot convert mass or time. Pure computation. Returns "
+            "the converted value; an unknown unit is an error naming the units it knows."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                name: {"type": "number" if name == "value" else "string", "description": text}
+                for name, text in params.items()
+            },
+            "required": list(params),
+        },
+        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+    }
+
+
+def _reasons(result: LintResult, dimension: str) -> tuple[str, ...]:
+    (tool,) = result.score.tools
+    return next(d.reasons for d in tool.dimensions if d.dimension == dimension)
+
+
+@pytest.mark.parametrize("text", ["Unit wanted.", "The unit.", "Units.", "The desired unit value."])
+def test_a_parameter_description_that_restates_its_name_is_flagged_whatever_the_filler(text: str) -> None:
+    found = lint_tools(_convert_units(to_unit=text, from_unit=text)).findings
+    flagged = {f.param for f in found if f.rule_id == "PARAM_DESCRIPTION_RESTATES_NAME"}
+    assert flagged == {"from_unit", "to_unit"}
+    assert not any(
+        f.rule_id == "PARAM_DESCRIPTION_RESTATES_NAME" for f in lint_tools(_convert_units()).findings
+    )
+
+
+def test_a_servers_only_tool_is_not_marked_down_for_naming_no_alternative() -> None:
+    """It has none to name; it earns the mark by saying where it stops ("it cannot convert mass
+    or time"), which is what naming an alternative would tell the agent."""
+    alone = lint_tools(_convert_units())
+    assert "the server's only tool: says what it does not cover" in _reasons(alone, "usage")
+    assert not any("names no alternative tool" in r for r in _reasons(alone, "usage"))
+    silent = _convert_units()
+    silent["description"] = silent["description"].replace("; it cannot convert mass or time", "")
+    assert "no alternative to name" in " ".join(_reasons(lint_tools(silent), "usage"))
+    sibling = {**_convert_units(), "name": "convert_mass", "title": "Convert mass"}
+    with_sibling = lint_server(ServerWire("inline", [_convert_units(), sibling], "inline"))
+    usage = next(d for d in with_sibling.score.tools[0].dimensions if d.dimension == "usage")
+    assert "names no alternative tool" in usage.reasons
+
+
+def test_the_parameters_short_of_the_full_mark_are_named() -> None:
+    tool = _convert_units()
+    tool["inputSchema"]["properties"]["value"].pop("description")
+    tool["description"] = tool["description"].replace("length", "distance")
+    reasons = _reasons(lint_tools(tool), "parameters")
+    assert (
+        "short of the full mark: value has no schema description; from_unit, to_unit not explained "
+        "in the description (two thirds should be)"
+    ) in reasons

@@ -150,3 +150,30 @@ async def test_progress_notifications(tmp_path: Path) -> None:
         )
     assert not result.is_error
     assert seen == [(25, 500), (50, 500)]
+
+
+async def test_an_incomplete_scan_says_what_was_missed_and_what_to_do(tmp_path: Path) -> None:
+    """The quick start's first search: binaries skipped and the candidate cap reached. The text a
+    client shows says so in words, with counts, and keeps the reason codes for the structure."""
+    root = tmp_path / "project"
+    write(root / "logo.png", b"\x89PNG\r\n\x1a\n\x00\x00needle")
+    write(root / "data.bin", b"needle\x00\x01")
+    write(root / "huge.txt", "needle\n" * 200_000)  # over the 1 MiB a file may hold
+    for i in range(600):
+        write(root / "src" / f"m{i:03}.py", "needle = 1\n")
+    async with stdio_client(settings={"workspaces": {"proj": str(root)}}) as client:
+        result = await client.call_tool("search_project_text", {"workspace": "proj", "query": "needle"})
+        listed = await client.call_tool("list_project_files", {"workspace": "proj", "maxDepth": 0})
+    out = result.structured_content
+    assert out["incompleteReasons"] == ["invalidText", "fileTooLarge", "candidateLimit"]
+    head = result.content[0].text.splitlines()[0]
+    assert head.endswith(
+        "scan incomplete, so counts are lower bounds: 2 files skipped as not UTF-8 text (binaries, NUL "
+        "bytes) [invalidText]; 1 file skipped as larger than one call reads [fileTooLarge]; stopped "
+        "after 500 files, the most one call searches (pass a narrower path) [candidateLimit]"
+    )
+    assert (
+        listed.content[0]
+        .text.splitlines()[0]
+        .endswith("walk incomplete: 1 folder below maxDepth not entered (raise maxDepth) [maxDepth]")
+    )

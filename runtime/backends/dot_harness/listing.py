@@ -10,6 +10,7 @@ from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 from lynxc.runtime.wire_values import fit_list_to_json_cap
 
+from .incomplete import explain_incomplete
 from .walk import WalkLimits, WalkStats, walk
 from .workspace import EXCLUDED_DIRECTORY_NAMES, open_in_workspace
 
@@ -19,7 +20,7 @@ def render_text(result: dict[str, Any]) -> str:
     if result["truncated"]:
         head += " (more exist)"
     if not result["scanComplete"]:
-        head += f"; walk incomplete ({', '.join(result['incompleteReasons'])})"
+        head += f"; walk incomplete: {explain_incomplete(result)}"
     rows = [
         f"{e['path']}/" if e["kind"] == "directory" else f"{e['path']}  {e['sizeBytes']} B"
         for e in result["entries"]
