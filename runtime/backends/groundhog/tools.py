@@ -66,7 +66,8 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .network import refuse_url
     from .page import read_page
     from .passages import split_passages
-    from .rank import count_tokens, cut_to_tokens, fit_budget, rank_passages
+    from .rank import fit_budget, rank_passages
+    from .tokens import count_tokens, cut_to_tokens
 
     problem = refuse_url(params.url)
     if problem is not None:
