@@ -75,8 +75,12 @@ async def test_tools_keep_the_originals_names_and_parameters() -> None:
         assert ours.input_schema.get("required", []) == tool["inputSchema"].get("required", [])
         for name, schema in tool["inputSchema"]["properties"].items():
             assert ours.input_schema["properties"][name].get("default") == schema.get("default"), name
-        assert set(ours.output_schema["properties"]) == set(tool["outputSchema"]["properties"])
-        assert ours.output_schema["required"] == tool["outputSchema"]["required"]
+        # Ours may only add: read_url's error says in words why status is not ok.
+        added = {"read_url": {"error"}}.get(tool["name"], set())
+        assert set(ours.output_schema["properties"]) == set(tool["outputSchema"]["properties"]) | added
+        assert [name for name in ours.output_schema["required"] if name not in added] == tool["outputSchema"][
+            "required"
+        ]
 
 
 async def test_read_url_reads_an_article_with_provenance(web: WebServer) -> None:
@@ -150,8 +154,50 @@ async def test_slow_and_endless_answers_end_within_their_limits(web: WebServer) 
     slow = web.slow("/slow", 30)
     endless = web.endless("/endless")
     async with stdio_client(SERVER, settings(web, fetch_timeout_seconds=1, max_page_bytes=100_000)) as client:
-        assert (await call(client, "read_url", {"url": slow}))["status"] == "unknown"
+        assert (await call(client, "read_url", {"url": slow}))["status"] == "timeout"
         assert (await call(client, "read_url", {"url": endless}))["status"] == "too_large"
+
+
+async def test_a_page_that_cannot_be_reached_says_why(web: WebServer) -> None:
+    """Each way of getting no answer has its status, and error says it in words: a timeout, a
+    name that resolves nowhere (.invalid, reserved for that), a redirect loop, a Location that is
+    no URL, a fully qualified host ("localhost.", read as localhost)."""
+    slow = web.slow("/slow", 30)
+    loop = web.redirect("/loop", "/loop")
+    broken = web.redirect("/broken", "http://[::1")
+    web.page("/a", PAGE_A)
+    dotted = web.url("/a", host="localhost.")
+    async with stdio_client(SERVER, settings(web, fetch_timeout_seconds=1)) as client:
+        cases = {
+            slow: ("timeout", "timed out after 1 s"),
+            "http://nowhere.invalid/": ("dns_error", "cannot resolve nowhere.invalid"),
+            loop: ("redirect_error", "too many redirects (more than 5) (a loop)"),
+            broken: ("redirect_error", "invalid redirect Location 'http://[::1'"),
+        }
+        for url, (status, error) in cases.items():
+            page = await call(client, "read_url", {"url": url})
+            assert (page["status"], page["markdown"]) == (status, ""), (url, page)
+            assert page["error"].startswith(error), (url, page["error"])
+        page = await call(client, "read_url", {"url": dotted})
+        assert (page["status"], page["error"]) == ("ok", None) and "borrow checker" in page["markdown"]
+        empty = await call(client, "read_url", {"url": web.page("/empty", html_page("Nothing"))})
+        assert (empty["status"], empty["error"]) == ("empty", "no readable text on the page")
+    async with stdio_client(SERVER, settings(web, allowed_networks=[])) as client:
+        refused = await client.call_tool("read_url", {"url": dotted})
+        assert refused.is_error
+        assert refused.content[0].text == "url: refused: localhost. resolves to a loopback address"
+
+
+async def test_an_invalid_host_name_is_an_invalid_url(web: WebServer) -> None:
+    hop = web.redirect("/hop", "http://xn--.com/")
+    async with stdio_client(SERVER, settings(web)) as client:
+        for url in ("http://xn--.com/", "http://xn--a.com/path", hop):
+            result = await client.call_tool("read_url", {"url": url})
+            assert (
+                result.is_error
+                and "not a valid URL: the host name is not valid IDNA" in result.content[0].text
+            )
+            assert result.content[0].text.startswith("url: "), result.content[0].text
 
 
 async def test_private_addresses_are_refused_redirects_included(web: WebServer) -> None:

@@ -13,7 +13,10 @@ TCP connection opened only to a checked address, without a second DNS lookup), b
 
 Statuses. An address or URL refused by this policy is `blocked` with an error starting
 "refused: " (the fetcher, not the site, said no; retrying will not help, and the prefix tells it
-from a site's 401/403). Network errors, timeouts and the deadline are `unknown`. The rest is
+from a site's 401/403). When no answer came, the status says why (`_failure`): `timeout` (the
+request's time, the deadline, or a pacing slot after it), `dns_error` (a name with no address),
+`connection_error` (refused, reset, TLS, a broken protocol), `redirect_error` (too many
+redirects, or a Location that is no URL); `unknown` only for what fits none. The rest is
 statuses.py's.
 
 Redirects are followed by hand (301/302/303/307/308 with a Location), at most `max_redirects`:
@@ -66,7 +69,7 @@ from .addresses import (
     refuse_url,
 )
 from .bodies import ACCEPT_ENCODING, BoundedBody, Unsupported, drain, media_type, read_body, sniff_media_type
-from .connect import AddressRefused, Resolver, guarded_backend, system_resolve
+from .connect import AddressRefused, NameNotResolved, Resolver, guarded_backend, system_resolve
 from .statuses import (
     READABLE_TYPES,
     SNIFF_BYTES,
@@ -99,6 +102,7 @@ __all__ = [
     "FetchPolicy",
     "Fetched",
     "Fetcher",
+    "NameNotResolved",
     "Network",
     "Resolver",
     "address_kind",
@@ -186,20 +190,39 @@ def _seconds(value: float) -> str:
     return f"{value:.3g} s"
 
 
-def _describe(exc: Exception) -> str:
-    """A network exception as a short sentence for `error`."""
+def _failure(exc: Exception) -> tuple[str, str]:
+    """A network exception as a page status and a short sentence for `error`."""
     import httpx
 
     text = str(exc) or type(exc).__name__
+    if isinstance(exc, NameNotResolved):
+        return "dns_error", text
     if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({text})"
+        return "timeout", f"timed out ({text})"
     if isinstance(exc, httpx.ConnectError):
-        return f"could not connect: {text}"
+        return "connection_error", f"could not connect: {text}"
     if isinstance(exc, httpx.RemoteProtocolError | httpx.LocalProtocolError):
-        return f"protocol error: {text}"
+        return "connection_error", f"protocol error: {text}"
+    if isinstance(exc, httpx.NetworkError | ConnectionError):
+        return "connection_error", f"connection failed: {text}"
     if isinstance(exc, zlib.error):
-        return f"corrupt compressed body: {text}"
-    return f"{type(exc).__name__}: {text}"
+        return "unknown", f"corrupt compressed body: {text}"
+    return "unknown", f"{type(exc).__name__}: {text}"
+
+
+# Where `_set_location_aside` keeps a response's Location header (Response.extensions).
+LOCATION = "lynxc.location"
+
+
+async def _set_location_aside(response: httpx.Response) -> None:
+    """A response hook: move the Location header into the response's extensions. httpx parses a
+    redirect's Location inside `send`, redirects off or not, and raises there on one that is no
+    URL ("http://[::1", an "xn--" host), before the status is seen. Set aside, the Location is
+    parsed by `fetch`, which answers a redirect_error (or a refusal) that names it."""
+    location = response.headers.get("location")
+    if location is not None:
+        del response.headers["location"]
+        response.extensions[LOCATION] = location
 
 
 def _current_loop() -> object:
@@ -266,6 +289,7 @@ class Fetcher:
             # A jar that takes no cookie: nothing is carried to another host, or back.
             cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
             follow_redirects=False,
+            event_hooks={"response": [_set_location_aside]},
             trust_env=False,  # no proxy or .netrc from the environment: the check sees the real peer
             timeout=httpx.Timeout(self.policy.timeout_seconds),
             headers={
@@ -360,10 +384,10 @@ class Fetcher:
                 paced.add(host)
                 late = await self._pace(host, deadline)
                 if late is not None:
-                    return done("unknown", late)
+                    return done("timeout", late)
             budget, by_deadline = self._budget(deadline)
             if budget <= 0:
-                return done("unknown", f"deadline passed before {current} was requested")
+                return done("timeout", f"deadline passed before {current} was requested")
             client = self._client()
             try:
                 with anyio.fail_after(budget):
@@ -372,26 +396,28 @@ class Fetcher:
                 # Given up before the answer's head, an HTTP/2 stream is left as open as after it.
                 await self._drop_http2(client, httpx.URL(current))
                 why = "deadline reached" if by_deadline else "timed out"
-                return done("unknown", f"{why} after {_seconds(budget)}")
+                return done("timeout", f"{why} after {_seconds(budget)}")
             except AddressRefused as exc:
                 return done("blocked", f"refused: {exc}")
             except Unsupported as exc:
                 return done("unsupported_content", str(exc))
-            except (httpx.HTTPError, httpx.InvalidURL, OSError, zlib.error) as exc:
-                return done("unknown", _describe(exc))
-            except Exception as exc:  # h11/h2 state errors a hostile server can provoke
-                return done("unknown", _describe(exc))
+            except Exception as exc:  # network errors, and h11/h2 state errors a hostile server provokes
+                return done(*_failure(exc))
             if hop.location is None:
                 return done(hop.status, hop.error, hop)
             try:
                 target = str(httpx.URL(current).join(hop.location))
             except (httpx.InvalidURL, ValueError) as exc:
                 return done(
-                    "unknown", f"invalid redirect Location {hop.location[:200]!r}: {exc}", hop, current
+                    "redirect_error", f"invalid redirect Location {hop.location[:200]!r}: {exc}", hop, current
                 )
             if len(redirects) >= self.policy.max_redirects:
+                loop = " (a loop)" if target == url or target in redirects else ""
                 return done(
-                    "unknown", f"too many redirects (more than {self.policy.max_redirects})", hop, current
+                    "redirect_error",
+                    f"too many redirects (more than {self.policy.max_redirects}){loop}",
+                    hop,
+                    current,
                 )
             problem = refuse_url(target)
             if problem is not None:
@@ -406,7 +432,7 @@ class Fetcher:
         complete = False  # the body was read to its end
         try:
             code, headers = response.status_code, response.headers
-            location = headers.get("location")
+            location = response.extensions.get(LOCATION)
             if code in REDIRECT_STATUSES and location:
                 complete = await drain(response, SNIFF_BYTES)
                 return Hop(code, location=location.strip())
@@ -466,7 +492,7 @@ class Fetcher:
                 try:
                     code = response.status_code
                     if code in REDIRECT_STATUSES:
-                        location = _without_query(response.headers.get("location", "?"))
+                        location = _without_query(response.extensions.get(LOCATION, "?"))
                         raise FetchError(
                             f"{reason(code)} from {where}: redirects are not followed for search "
                             f"providers (Location: {location[:200]}); configure the final URL",
@@ -486,7 +512,7 @@ class Fetcher:
         except Unsupported as exc:
             raise FetchError(f"{where}: {exc}") from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError, zlib.error) as exc:
-            raise FetchError(f"{where}: {_describe(exc)}") from None
+            raise FetchError(f"{where}: {_failure(exc)[1]}") from None
         if too_large:
             raise FetchError(
                 f"{reason(code)} from {where}: response larger than {self.policy.max_bytes} bytes", code
