@@ -347,6 +347,41 @@ async def test_research_reads_ranks_and_counts(web: WebServer) -> None:
         assert followed["receipt"]["executed_query"] is None
 
 
+async def test_url_settings_are_text_on_the_command_line(web: WebServer) -> None:
+    """`--set searxng_url=http://...` as an operator types it (not JSON-quoted) serves; a URL of
+    another scheme stops the server at start with the setting and the rule named."""
+    import os
+    import subprocess
+
+    from mcp import Client, StdioServerParameters
+
+    from tests.conftest import lynxc_command
+
+    web.searxng(lambda q: [searx_result("https://example.org/a", f"A about {q}")])
+    command = [
+        *lynxc_command("serve", SERVER),
+        "--set",
+        f"searxng_url={web.url('')}",
+        "--set",
+        "allowed_networks=[]",
+    ]
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with Client(params) as client:
+        found = await call(client, "search", {"query": "groundhog"})
+        assert found["backend"] == "searxng" and found["hits"][0]["title"] == "A about groundhog"
+        shown = await call(client, "status", {})
+        assert shown["settings"]["searxng_url"] == web.url("")
+    refused = subprocess.run(
+        [*lynxc_command("serve", SERVER), "--set", "searxng_url=ftp://127.0.0.1:8899"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "setting 'searxng_url': 'ftp://127.0.0.1:8899' does not match" in refused.stderr
+
+
 async def test_status_shows_settings_without_secrets(web: WebServer) -> None:
     secret_url = web.url("/?token=SECRET123").replace("http://", "http://user:pw@")
     async with stdio_client(
