@@ -3,10 +3,13 @@ people but leaves for a model to read is the usual carrier of prompt injection. 
 `Threat` with the original's (groundhog-mcp 0.22.0) types; the hidden content leaves the HTML
 unless the caller asks to keep it (`include_hidden`), and is reported either way.
 
-What counts as hidden, for a sighted reader of the page at load, in a desktop browser
-(1280x800, light scheme, scripts on):
+What counts as hidden, for a sighted reader of the page at load in a browser (light scheme,
+scripts on), on every screen people read on: a phone, a tablet, a laptop and a wide desktop
+(media.SCREENS). Content a page shows on one of them only (a teaser for phones, a sidebar for
+wide screens) is layout, not hiding: it stays.
 - hidden_css: inline styles and `<style>` rules (hidden_css.py: selectors read by cssselect,
-  the cascade by specificity, order and !important, `@media` evaluated for that screen): display:none,
+  the cascade by specificity, order and !important, `@media` evaluated for each screen, `print`
+  never): display:none,
   visibility:hidden/collapse, opacity <= 0.05 (ancestors' multiplied), content-visibility:hidden,
   a font under 2px, off-screen placement (an absolutely or fixed positioned box at top or left
   <= -100px, unless its height or width, or a margin, brings it back; left/top/right,
@@ -535,7 +538,11 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
     if page.external:
         root_state.backdrop = root_state.colour = None
         root_state.together = True
-    stack: list[tuple[Any, _Inherited]] = [(doc, root_state)]
+    # One state per kind of screen (page.screens); None where an ancestor is hidden on it. An
+    # element is hidden when it is on every kind, by itself or by an ancestor.
+    screens = page.screens
+    by_screen = len(screens) > 1
+    stack: list[tuple[Any, tuple[_Inherited | None, ...]]] = [(doc, (root_state,) * len(screens))]
     # Subtrees taken out unchecked (failing closed): past the element budget; those that rules
     # not applied may hide (walked all the same, for what else they hide).
     over_budget: list[Any] = []
@@ -551,7 +558,7 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if not include_hidden:
                 over_budget = [element for element, _ in reversed(stack)]
             break
-        element, state = stack.pop()
+        element, states = stack.pop()
         order += 1
         tag = element.tag
         if not isinstance(tag, str):
@@ -570,12 +577,28 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if inline is None:
                 inline = inline_cache[style_attr] = declarations(style_attr, custom=variables)
         entries = matched.get(element)
-        style = cascade(entries, inline) if (entries or inline) else {}
-        inherited_variables = state.variables
-        if variables and style:
-            style, inherited_variables = resolve_variables(style, state.variables)
-        hidden = _element_hidden(element, tag, style, state)
-        if hidden is not None:
+        hidden = None  # the element's own finding on the first kind of screen that hides it
+        child_states: list[_Inherited | None] = []
+        for screen, state in zip(screens, states, strict=True):
+            if state is None:  # an ancestor is hidden on this kind of screen
+                child_states.append(None)
+                continue
+            style = cascade(entries, inline, screen if by_screen else None) if (entries or inline) else {}
+            inherited_variables = state.variables
+            if variables and style:
+                style, inherited_variables = resolve_variables(style, state.variables)
+            found = _element_hidden(element, tag, style, state)
+            if found is not None:
+                hidden = hidden or found
+                child_states.append(None)
+                continue
+            child_state = _inherit(element, tag, style, state, order)
+            if inherited_variables is not state.variables:
+                if child_state is state:
+                    child_state = state.copy()
+                child_state.variables = inherited_variables
+            child_states.append(child_state)
+        if hidden is not None and not any(child_states):
             kind, reason, text = hidden
             if text is None:
                 text = _subtree_text(element)
@@ -584,20 +607,18 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if not include_hidden:
                 changes.removals.append(element)
             continue
-        child_state = _inherit(element, tag, style, state, order)
-        if inherited_variables is not state.variables:
-            if child_state is state:
-                child_state = state.copy()
-            child_state.variables = inherited_variables
-        if element.get("aria-hidden", "").strip().lower() == "true" and not state.aria:
-            if child_state is state:
-                child_state = state.copy()
-            child_state.aria = True
+        seen = [state for state in child_states if state is not None]
+        if element.get("aria-hidden", "").strip().lower() == "true" and not seen[0].aria:
+            seen = [state.copy() for state in seen]
+            for state in seen:
+                state.aria = True
+            child_states = [None if state is None else seen.pop(0) for state in child_states]
             text = _subtree_text(element)
             if text.strip():
                 reason = 'aria-hidden="true": screen readers skip it; it is on screen, so it stays'
                 report.add(order, HIDDEN_ATTRIBUTE, reason, _excerpt(text), lambda e=element: _path(e))
         children = list(element)
+        child_state = tuple(child_states)
         _texts(element, children, child_state, order, report, pending, include_hidden, changes)
         if unchecked_all and tag == "body":
             suspected.extend(child for child in children if isinstance(child.tag, str))
@@ -790,24 +811,27 @@ def _inherit_colour(
 def _texts(
     element: Any,
     children: list[Any],
-    state: _Inherited,
+    states: tuple[_Inherited | None, ...],
     order: int,
     report: _Report,
     pending: dict[int, list[Any]],
     include_hidden: bool,
     changes: _Changes,
 ) -> None:
-    """The text directly in an element (its own, and after each child): hidden with it, or
-    checked for invisible characters."""
+    """The text directly in an element (its own, and after each child): hidden with it (on every
+    kind of screen: `states`, one per kind, None where an ancestor is hidden), or checked for
+    invisible characters."""
+    shown = [state for state in states if state is not None]
+    hidden = None if any(state.hidden is None for state in shown) else shown[0].hidden
     slots: list[tuple[Any, str]] = [(element, "text")] + [(child, "tail") for child in children]
     for node, attr in slots:
         text = getattr(node, attr)
         if not text:
             continue
-        if state.hidden is not None:
+        if hidden is not None:
             if not text.strip():
                 continue
-            origin_order, reason, origin = state.hidden
+            origin_order, reason, origin = hidden
             entry = pending.get(id(origin))
             if entry is None:
                 entry = pending[id(origin)] = [origin_order, reason, origin, []]
