@@ -40,9 +40,9 @@ wide screens) is layout, not hiding: it stays.
 Not threats: `<script>` and `<style>` bodies (never page text), `<meta>` content, `alt` and
 `title` attributes (extraction does not put them in the text), hiding on `<html>` or `<body>`
 (scripts reveal a whole page that way; nothing is hidden from the reader that the page shows).
-External stylesheets are not fetched: with one linked, a colour is only compared with a
-background declared with it (one style attribute or rule), since the unread sheet may set any
-colour or background in between.
+Linked stylesheets are read when the caller fetched them (stylesheets.py: the page's own site
+only); with one linked and not read, a colour is only compared with a background declared with it
+(one style attribute or rule), since the unread sheet may set any colour or background in between.
 
 Identical findings (type, reason and excerpt) are merged and counted in `seen`; at most
 MAX_THREATS are listed, then one `report_truncated`. Work is bounded: the walk does not
@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -467,7 +468,7 @@ def _remove(element: Any) -> None:
     parent.remove(element)
 
 
-def _parse(html: str) -> tuple[Any, list[str]]:
+def parse_html(html: str) -> tuple[Any, list[str]]:
     """The document and the parser's complaints that matter (content it dropped). lxml's plain
     HTML parser, not lxml.html's: its element classes cost a Python call per element."""
     from lxml import etree
@@ -484,21 +485,25 @@ def _parse(html: str) -> tuple[Any, list[str]]:
     return doc, problems
 
 
-def strip_hidden(html: str, *, include_hidden: bool = False) -> tuple[str, list[Threat]]:
+def strip_hidden(
+    html: str, *, include_hidden: bool = False, stylesheets: Mapping[str, str] | None = None
+) -> tuple[str, list[Threat]]:
     """The page without the content a reader does not see (unless include_hidden; comments
-    always go), and what was found. A page with nothing to strip comes back unchanged."""
+    always go), and what was found. A page with nothing to strip comes back unchanged.
+    `stylesheets`: the linked stylesheets read (stylesheets.py), each `<link>`'s href as
+    written -> its CSS."""
     from lxml import etree
 
     if not html.strip():
         return html, []
-    doc, problems = _parse(html)
+    doc, problems = parse_html(html)
     report = _Report()
     if doc is None:
         return "", []  # nothing a reader would see (empty, or comments only)
     for problem in problems[:1]:
         report.notice(DETECTION_DEGRADED, f"the parser gave up part of the page: {problem.strip()}")
     inline_styles = list(dict.fromkeys(doc.xpath("//@style")))
-    page = read_stylesheets(doc, inline_styles)
+    page = read_stylesheets(doc, inline_styles, stylesheets)
     for notice in page.notices:
         report.notice(DETECTION_DEGRADED, notice)
     changed = _walk(doc, page, report, include_hidden, etree.Comment)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -731,23 +731,49 @@ def _screen_kinds(masks: list[int]) -> tuple[int, ...]:
     return tuple(kinds.values())
 
 
-def read_stylesheets(doc: Any, inline_styles: list[str]) -> Stylesheets:
-    """Match the `<style>` rules that can hide something against the page's elements
-    (`inline_styles`: the page's style attributes, which decide what can hide).
+def is_stylesheet_link(element: Any) -> bool:
+    """A `<link>` a browser applies as a stylesheet at load: rel names stylesheet but not
+    alternate (a style the reader must choose), not disabled, with an href, outside <template>
+    and <noscript>."""
+    rel = (element.get("rel") or "").lower().split()
+    return (
+        "stylesheet" in rel
+        and "alternate" not in rel
+        and element.get("disabled") is None
+        and bool((element.get("href") or "").strip())
+        and not any(True for _ in element.iterancestors("template", "noscript"))
+    )
+
+
+def read_stylesheets(
+    doc: Any, inline_styles: list[str], linked: Mapping[str, str] | None = None
+) -> Stylesheets:
+    """Match the `<style>` rules, and those of the linked stylesheets read (`linked`: each
+    `<link>`'s href as written -> its CSS), that can hide something against the page's elements
+    (`inline_styles`: the page's style attributes, which decide what can hide). Sheets apply in
+    the page's order, each under its media attribute; a linked sheet not in `linked` is unread.
 
     Rules that can hide are matched first, the rules that can only override them after, so that
     no number of harmless rules spends the budgets before a hiding one. When a budget runs out
     among the rules that can hide, the elements those left may match are `unchecked`: the walk
     takes them out (fails closed). Among the others, what their unapplied rules would show again
     stays hidden."""
-    external = any("stylesheet" in (link.get("rel") or "").lower() for link in doc.iter("link"))
+    linked = linked or {}
+    external = False  # a stylesheet linked and not read
     sheets: list[tuple[str, int]] = []  # (CSS, the screens its media attribute holds on)
-    for style in doc.iter("style"):
-        if not style.text or any(True for _ in style.iterancestors("template", "noscript")):
+    for node in doc.iter("style", "link"):
+        if node.tag == "link":
+            if not is_stylesheet_link(node):
+                continue
+            text = linked.get(node.get("href").strip())
+            external = external or text is None
+        elif any(True for _ in node.iterancestors("template", "noscript")):
             continue
-        held = media_screens(style.get("media") or "")
-        if held:
-            sheets.append((style.text, held))
+        else:
+            text = node.text
+        held = media_screens(node.get("media") or "")
+        if text and held:
+            sheets.append((text, held))
     css = "".join(text for text, _ in sheets)
     if "@import" in css:
         external = True

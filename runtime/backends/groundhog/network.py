@@ -105,6 +105,7 @@ __all__ = [
     "NameNotResolved",
     "Network",
     "Resolver",
+    "Wanted",
     "address_kind",
     "address_problem",
     "address_refusal",
@@ -145,6 +146,21 @@ class FetchPolicy:
             raise ValueError(f"timeout_seconds: must be more than 0, got {self.timeout_seconds}")
         if not self.per_domain_interval >= 0:
             raise ValueError(f"per_domain_interval: must be 0 or more, got {self.per_domain_interval}")
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What one fetch reads: a page (PAGE), or a page's own resource (a stylesheet), which
+    takes other media types, may read less and, fetched with its page, does not wait for the
+    host's next pacing slot."""
+
+    media_types: frozenset[str] = READABLE_TYPES
+    accept: str = ACCEPT
+    max_bytes: int | None = None  # the policy's when None; a smaller cap for a page's resource
+    paced: bool = True
+
+
+PAGE = Wanted()
 
 
 @dataclass(frozen=True)
@@ -353,8 +369,9 @@ class Fetcher:
 
     # -- fetch
 
-    async def fetch(self, url: str, *, deadline: float | None = None) -> Fetched:
-        """Fetch one page; never raises for a network or page problem (see the module docstring)."""
+    async def fetch(self, url: str, *, deadline: float | None = None, wanted: Wanted = PAGE) -> Fetched:
+        """Fetch one page (or what `wanted` says); never raises for a network or page problem
+        (see the module docstring)."""
         import anyio
         import httpx
 
@@ -380,7 +397,7 @@ class Fetcher:
         current, paced = url, set()
         while True:
             host = httpx.URL(current).host
-            if host not in paced:
+            if host not in paced and wanted.paced:
                 paced.add(host)
                 late = await self._pace(host, deadline)
                 if late is not None:
@@ -391,7 +408,7 @@ class Fetcher:
             client = self._client()
             try:
                 with anyio.fail_after(budget):
-                    hop = await self._hop(client, current)
+                    hop = await self._hop(client, current, wanted)
             except TimeoutError:
                 # Given up before the answer's head, an HTTP/2 stream is left as open as after it.
                 await self._drop_http2(client, httpx.URL(current))
@@ -425,10 +442,12 @@ class Fetcher:
             redirects.append(target)
             current = target
 
-    async def _hop(self, client: _Client, url: str) -> Hop:
+    async def _hop(self, client: _Client, url: str, wanted: Wanted) -> Hop:
         """One request: a redirect to follow, or the answer classified."""
         http = client.http
-        response = await http.send(http.build_request("GET", url), stream=True)
+        max_bytes = min(wanted.max_bytes or self.policy.max_bytes, self.policy.max_bytes)
+        request = http.build_request("GET", url, headers={"Accept": wanted.accept})
+        response = await http.send(request, stream=True)
         complete = False  # the body was read to its end
         try:
             code, headers = response.status_code, response.headers
@@ -439,12 +458,12 @@ class Fetcher:
             kind, charset = media_type(headers.get("content-type"))
             challenged = str(headers.get("cf-mitigated", "")).strip().lower() == "challenge"
             if 200 <= code <= 299 and not challenged:
-                if kind is not None and kind not in READABLE_TYPES:
-                    return unreadable(code, kind, charset)
-                body, too_large = await read_body(response, self.policy.max_bytes)
+                if kind is not None and kind not in wanted.media_types:
+                    return unreadable(code, kind, charset, wanted.media_types)
+                body, too_large = await read_body(response, max_bytes)
             else:
                 try:  # read only to recognise a challenge: an odd coding is no reason to fail
-                    body, too_large = await read_body(response, min(self.policy.max_bytes, SNIFF_BYTES))
+                    body, too_large = await read_body(response, min(max_bytes, SNIFF_BYTES))
                 except (Unsupported, zlib.error):
                     body, too_large = b"", True
             complete = not too_large
@@ -452,7 +471,7 @@ class Fetcher:
             await response.aclose()
             if not complete and response.http_version == "HTTP/2":
                 await self._drop_http2(client, response.request.url)
-        return classify(code, headers, kind, charset, body, too_large, self.policy.max_bytes)
+        return classify(code, headers, kind, charset, body, too_large, max_bytes)
 
     # -- search providers
 

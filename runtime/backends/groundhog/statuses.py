@@ -174,14 +174,16 @@ def status_for(http_status: int, retry_after: str | None = None) -> tuple[str, s
     return "unknown", error
 
 
-def unreadable(code: int, kind: str, charset: str | None) -> Hop:
+def unreadable(
+    code: int, kind: str, charset: str | None, media_types: frozenset[str] = READABLE_TYPES
+) -> Hop:
     """A 2xx of a media type not read: unsupported_content, its body left unread."""
     return Hop(
         code,
         status="unsupported_content",
         content_type=kind,
         charset=charset,
-        error=f"media type {kind} is not read (only {', '.join(sorted(READABLE_TYPES))})",
+        error=f"media type {kind} is not read (only {', '.join(sorted(media_types))})",
     )
 
 
