@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .media import ABSOLUTE_PX, EVERY_SCREEN, SCREENS, media_screens
+from .css_units import ABSOLUTE_PX, LENGTH, NUMBER, length_px
+from .media import EVERY_SCREEN, SCREENS, media_screens
 
 OPACITY_HIDDEN = 0.05
 FONT_HIDDEN_PX = 2.0
@@ -59,8 +60,6 @@ MATCH_CPU_SECONDS = 6.0
 
 # --- CSS values -----------------------------------------------------------------------------
 
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?"
-_LENGTH = re.compile(rf"({_NUMBER})([a-z%]*)")
 _ABSOLUTE_PX = {
     **ABSOLUTE_PX,
     "vw": VIEWPORT[0] / 100,
@@ -83,22 +82,9 @@ _FUNCTION = re.compile(r"([a-z0-9-]+)\(([^()]*)\)")
 
 
 def _length_px(value: str, em: float = ROOT_FONT_PX, percent_of: float | None = None) -> float | None:
-    """A CSS length in px, or None when it cannot be known here (calc(), auto, a percentage
-    without a base)."""
-    match = _LENGTH.fullmatch(value.strip())
-    if match is None:
-        return None
-    number, unit = float(match[1]), match[2]
-    if unit == "":
-        return 0.0 if number == 0 else None
-    if unit == "%":
-        return None if percent_of is None else number * percent_of / 100
-    if unit == "em":
-        return number * em
-    if unit in ("ex", "ch"):
-        return number * em / 2
-    factor = _ABSOLUTE_PX.get(unit)
-    return None if factor is None else number * factor
+    """A CSS length in px on the laptop screen, or None when it cannot be known here (calc(),
+    auto, a percentage without a base)."""
+    return length_px(value, em=em, units=_ABSOLUTE_PX, percent_of=percent_of)
 
 
 def _arguments(text: str) -> list[str]:
@@ -168,7 +154,7 @@ def _font_size_word(value: str) -> str | None:
     for word in words:
         if word in _FONT_KEYWORDS:
             return word
-        match = _LENGTH.fullmatch(word)
+        match = LENGTH.fullmatch(word)
         if match and (match[2] or float(match[1]) == 0):
             return word
     return None
@@ -565,7 +551,7 @@ class Stylesheets:
     screens: tuple[int, ...] = (1,)
 
 
-_RELATIVE_FONT = re.compile(rf"({_NUMBER})(em|ex|ch|%)")
+_RELATIVE_FONT = re.compile(rf"({NUMBER})(em|ex|ch|%)")
 
 
 class _Hiding:

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .css_units import ABSOLUTE_PX, LENGTH, NUMBER, length_px
+
 
 @dataclass(frozen=True)
 class Screen:
@@ -41,39 +43,21 @@ SCREENS = (
 )
 EVERY_SCREEN = (1 << len(SCREENS)) - 1
 
-# Physical units in CSS px (CSS's 96 px to the inch); `em` and `rem` in a media query are the
-# initial font size, 16px, whatever the page sets.
-ABSOLUTE_PX = {
-    "px": 1.0,
-    "pt": 4 / 3,
-    "pc": 16.0,
-    "in": 96.0,
-    "cm": 96 / 2.54,
-    "mm": 96 / 25.4,
-    "q": 96 / 101.6,
-}
-_QUERY_PX = {**ABSOLUTE_PX, "em": 16.0, "rem": 16.0}
+# `em` and `rem` in a media query are the initial font size, 16px, whatever the page sets.
+QUERY_EM_PX = 16.0
+_QUERY_PX = {**ABSOLUTE_PX, "rem": QUERY_EM_PX}
 _DPPX = {"dppx": 1.0, "x": 1.0, "dpi": 1 / 96, "dpcm": 2.54 / 96}
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?"
-_DIMENSION = re.compile(rf"({_NUMBER})\s*([a-z]*)")
-_RATIO = re.compile(rf"({_NUMBER})\s*(?:/\s*({_NUMBER}))?")
+_RATIO = re.compile(rf"({NUMBER})\s*(?:/\s*({NUMBER}))?")
 _RANGE_PART = re.compile(r"\s*(<=|>=|<|>|=)\s*")
 _FEATURE_NAME = re.compile(r"[a-z-]+")
 
 
 def _length(value: str) -> float | None:
-    match = _DIMENSION.fullmatch(value.strip())
-    if match is None:
-        return None
-    number, unit = float(match[1]), match[2]
-    if unit == "":
-        return 0.0 if number == 0 else None
-    factor = _QUERY_PX.get(unit)
-    return None if factor is None else number * factor
+    return length_px(value, em=QUERY_EM_PX, units=_QUERY_PX)
 
 
 def _resolution(value: str) -> float | None:
-    match = _DIMENSION.fullmatch(value.strip())
+    match = LENGTH.fullmatch(value.strip())
     factor = _DPPX.get(match[2]) if match else None
     return None if match is None or factor is None else float(match[1]) * factor
 
