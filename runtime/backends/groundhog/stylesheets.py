@@ -10,16 +10,16 @@ Same site rather than same origin because sites serve their CSS from their own s
 cross-site, because a shared CDN's sheet is rarely where a page hides text, and each fetch of it
 tells a third party what the reader reads.
 
-How: through the page's Fetcher, so every URL and address check holds (allowed_networks,
-redirects checked hop by hop); one after another, each within what is left of the page's byte
-budget (the policy's max_bytes less the page's body and the sheets read before it) and before
-the page's deadline; not paced (a browser fetches them with the page), which MAX_STYLESHEETS
-bounds. Only text/css is read. A sheet never fails the page. An answer a browser applies nothing
-from (an HTTP error, another media type than text/css, an empty body) is a sheet known to hide
-nothing: read as empty. One a browser may still get (the fetch timed out, ran over the budget, was
-refused by this server's address rules or failed on the network) is left unread, as a cross-site
-one is: hidden.py then assumes an unread sheet may set any colour, and `problems` says what went
-wrong, for a detection_degraded notice.
+How: through the page's Fetcher, so every URL and address check holds (allowed_networks, redirects
+checked hop by hop); at once, PARALLEL at a time, together within what is left of the page's byte
+budget (the policy's max_bytes less the page's body: each sheet an equal share, one over it fetched
+again with what the others left) and before the page's deadline; not paced (a browser fetches them
+with the page), which MAX_STYLESHEETS bounds. Only text/css is read. A sheet never fails the page.
+An answer a browser applies nothing from (an HTTP error, another media type than text/css, an empty
+body) is a sheet known to hide nothing: read as empty. One a browser may still get (the fetch timed
+out, ran over the budget, was refused by this server's address rules or failed on the network) is
+left unread, as a cross-site one is: hidden.py then assumes an unread sheet may set any colour, and
+`problems` says what went wrong, for a detection_degraded notice.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from .extract import decode_body
 from .hidden import parse_html
 from .hidden_css import is_stylesheet_link
 from .media import media_screens
-from .network import Fetcher, Wanted
+from .network import Fetched, Fetcher, Wanted
 
 MAX_STYLESHEETS = 8  # a page's own sheets read at most; real pages link a handful
+PARALLEL = 4  # sheets fetched at once: a browser opens about six connections to a host
 CSS = "text/css"
 # Page statuses of answers a browser takes no style from (errors, challenges, odd statuses): the
 # sheet applies nothing. `blocked` is one too when the site said no (401, 403), not this server.
@@ -115,27 +116,48 @@ def _site_refused(status: str, error: str | None) -> bool:
 async def fetch_stylesheets(
     fetcher: Fetcher, links: list[Link], *, bytes_left: int, deadline: float | None
 ) -> LinkedSheets:
-    """The linked sheets' CSS, fetched one after another within `bytes_left` and `deadline`."""
+    """The linked sheets' CSS, within `bytes_left` in all and before `deadline`: fetched at once
+    (at most PARALLEL at a time), each within an equal share of the bytes, so that together they
+    stay within them; a sheet over its share is fetched again, alone, with what the others left."""
+    import anyio
+
+    links = list({link.href: link for link in reversed(links)}.values())[::-1]  # first of each href
     found = LinkedSheets()
-    for link in links:
-        if link.href in found.css:
-            continue
-        if bytes_left < 1:
-            found.problems.append(f"{link.url}: not read, the page's byte budget is spent")
-            continue
-        wanted = Wanted(
-            media_types=frozenset({CSS}), accept=f"{CSS},*/*;q=0.1", max_bytes=bytes_left, paced=False
-        )
-        fetched = await fetcher.fetch(link.url, deadline=deadline, wanted=wanted)
-        if fetched.status == "ok" and fetched.content_type == CSS:
-            bytes_left -= len(fetched.body)
-            found.css[link.href] = decode_body(fetched.body, media_type=CSS, charset=fetched.charset)
+    if not links:
+        return found
+    if bytes_left < len(links):
+        found.problems = [f"{link.url}: not read, the page's byte budget is spent" for link in links]
+        return found
+    share = bytes_left // len(links)
+    fetched: dict[int, Fetched] = {}
+    limiter = anyio.CapacityLimiter(PARALLEL)
+
+    async def fetch(number: int) -> None:
+        async with limiter:
+            fetched[number] = await _fetch_css(fetcher, links[number].url, share, deadline)
+
+    async with anyio.create_task_group() as group:
+        for number in range(len(links)):
+            group.start_soon(fetch, number)
+    left = bytes_left - sum(len(sheet.body) for sheet in fetched.values())
+    for number, link in enumerate(links):
+        sheet = fetched[number]
+        if sheet.status == "too_large" and left > share:
+            sheet = await _fetch_css(fetcher, link.url, left, deadline)
+            left -= len(sheet.body)
+        if sheet.status == "ok" and sheet.content_type == CSS:
+            found.css[link.href] = decode_body(sheet.body, media_type=CSS, charset=sheet.charset)
         elif (
-            fetched.status in APPLIES_NOTHING
-            or fetched.status == "ok"
-            or _site_refused(fetched.status, fetched.error)
+            sheet.status in APPLIES_NOTHING
+            or sheet.status == "ok"
+            or _site_refused(sheet.status, sheet.error)
         ):
             found.css[link.href] = ""  # what a browser makes of it: no rules
         else:
-            found.problems.append(f"{link.url}: {fetched.status}: {fetched.error}")
+            found.problems.append(f"{link.url}: {sheet.status}: {sheet.error}")
     return found
+
+
+async def _fetch_css(fetcher: Fetcher, url: str, max_bytes: int, deadline: float | None) -> Fetched:
+    wanted = Wanted(media_types=frozenset({CSS}), accept=f"{CSS},*/*;q=0.1", max_bytes=max_bytes, paced=False)
+    return await fetcher.fetch(url, deadline=deadline, wanted=wanted)

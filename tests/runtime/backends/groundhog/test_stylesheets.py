@@ -142,6 +142,8 @@ async def test_sheets_share_the_page_byte_budget(web: WebServer) -> None:
     sheets = await fetch(web, html, bytes_left=450)
     assert list(sheets.css) == ["/a.css"]
     assert sheets.problems[0].startswith(web.url("/b.css") + ": too_large")
+    # each got half the budget, 225 bytes: a.css, over it, was fetched again with all 450
+    assert len(web.requests_to("/a.css")) == 2 and len(web.requests_to("/b.css")) == 1
     sheets = await fetch(web, html, bytes_left=0)
     assert sheets.css == {} and "byte budget is spent" in sheets.problems[0]
     assert len(web.requests_to("/b.css")) == 1
@@ -155,3 +157,14 @@ async def test_a_sheet_passes_the_same_address_checks(web: WebServer) -> None:
     sheets = await fetch(web, '<link rel="stylesheet" href="/away.css">')
     assert sheets.css == {} and "blocked: refused: 10.0.0.1 is a private address" in sheets.problems[0]
     assert web.requests_to("/hide.css") == []
+
+
+async def test_sheets_are_fetched_at_once(web: WebServer) -> None:
+    """Four sheets that each answer after 1 s: all four requests start before any answer."""
+    for n in range(4):
+        web.slow(f"/{n}.css", 1, f".s{n}{{display:none}}", content_type="text/css")
+    html = "".join(f'<link rel="stylesheet" href="/{n}.css">' for n in range(4))
+    sheets = await fetch(web, html, deadline=time.monotonic() + 30)
+    assert list(sheets.css) == [f"/{n}.css" for n in range(4)] and sheets.problems == []
+    starts = sorted(request.started for request in web.requests)
+    assert starts[-1] - starts[0] < 0.9
