@@ -547,6 +547,7 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
     # element is hidden when it is on every kind, by itself or by an ancestor.
     screens = page.screens
     by_screen = len(screens) > 1
+    every = sum(screens)  # the bits of all kinds
     stack: list[tuple[Any, tuple[_Inherited | None, ...]]] = [(doc, (root_state,) * len(screens))]
     # Subtrees taken out unchecked (failing closed): past the element budget; those that rules
     # not applied may hide (walked all the same, for what else they hide).
@@ -582,26 +583,21 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if inline is None:
                 inline = inline_cache[style_attr] = declarations(style_attr, custom=variables)
         entries = matched.get(element)
+        # The same rules on every kind of screen: one answer per inherited state will do.
+        uniform = not by_screen or not entries or all(e[4] & every == every for e in entries)
+        answers: dict[tuple[int, int], tuple[Any, _Inherited | None]] = {}
         hidden = None  # the element's own finding on the first kind of screen that hides it
         child_states: list[_Inherited | None] = []
         for screen, state in zip(screens, states, strict=True):
             if state is None:  # an ancestor is hidden on this kind of screen
                 child_states.append(None)
                 continue
-            style = cascade(entries, inline, screen if by_screen else None) if (entries or inline) else {}
-            inherited_variables = state.variables
-            if variables and style:
-                style, inherited_variables = resolve_variables(style, state.variables)
-            found = _element_hidden(element, tag, style, state)
-            if found is not None:
-                hidden = hidden or found
-                child_states.append(None)
-                continue
-            child_state = _inherit(element, tag, style, state, order)
-            if inherited_variables is not state.variables:
-                if child_state is state:
-                    child_state = state.copy()
-                child_state.variables = inherited_variables
+            key = (id(state), every if uniform else screen)
+            if key not in answers:
+                style = cascade(entries, inline, None if uniform else screen) if (entries or inline) else {}
+                answers[key] = _on_screen(element, tag, style, state, order, variables)
+            found, child_state = answers[key]
+            hidden = hidden or found
             child_states.append(child_state)
         if hidden is not None and not any(child_states):
             kind, reason, text = hidden
@@ -614,10 +610,10 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             continue
         seen = [state for state in child_states if state is not None]
         if element.get("aria-hidden", "").strip().lower() == "true" and not seen[0].aria:
-            seen = [state.copy() for state in seen]
-            for state in seen:
+            copies = {id(state): state.copy() for state in seen}  # one copy per state shared
+            for state in copies.values():
                 state.aria = True
-            child_states = [None if state is None else seen.pop(0) for state in child_states]
+            child_states = [None if state is None else copies[id(state)] for state in child_states]
             text = _subtree_text(element)
             if text.strip():
                 reason = 'aria-hidden="true": screen readers skip it; it is on screen, so it stays'
@@ -643,6 +639,25 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             reason = f"{_amount(dropped)} taken out unchecked: {why}"
             report.notice(STRIP_INCOMPLETE, reason, _line(dropped[0]))
     return changes
+
+
+def _on_screen(
+    element: Any, tag: str, style: dict[str, tuple[str, str]], state: _Inherited, order: int, variables: bool
+) -> tuple[tuple[str, str, str | None] | None, _Inherited | None]:
+    """On one kind of screen: the element's own finding when it is hidden there (and no state
+    for its children, which are hidden with it), else None and the state its children inherit."""
+    inherited_variables = state.variables
+    if variables and style:
+        style, inherited_variables = resolve_variables(style, state.variables)
+    found = _element_hidden(element, tag, style, state)
+    if found is not None:
+        return found, None
+    child_state = _inherit(element, tag, style, state, order)
+    if inherited_variables is not state.variables:
+        if child_state is state:
+            child_state = state.copy()
+        child_state.variables = inherited_variables
+    return None, child_state
 
 
 def _amount(elements: list[Any]) -> str:
