@@ -445,7 +445,8 @@ class Fetcher:
     async def _hop(self, client: _Client, url: str, wanted: Wanted) -> Hop:
         """One request: a redirect to follow, or the answer classified."""
         http = client.http
-        max_bytes = min(wanted.max_bytes or self.policy.max_bytes, self.policy.max_bytes)
+        cap = self.policy.max_bytes
+        max_bytes = cap if wanted.max_bytes is None else max(1, min(wanted.max_bytes, cap))
         request = http.build_request("GET", url, headers={"Accept": wanted.accept})
         response = await http.send(request, stream=True)
         complete = False  # the body was read to its end
