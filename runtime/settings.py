@@ -129,16 +129,43 @@ def unknown_environment(schema: Mapping[str, Any], environ: Mapping[str, str] | 
 
 
 def _typed(name: str, raw: str, node: Mapping[str, Any]) -> Any:
-    if node.get("type") == "string":
-        # A bare word, or the same as a JSON string ("minilm"): both mean the text itself.
-        if len(raw) >= 2 and raw[0] == raw[-1] == '"':
-            try:
-                decoded = json.loads(raw)
-            except json.JSONDecodeError:
-                return raw
-            return decoded if isinstance(decoded, str) else raw
-        return raw
+    types = _declared_types(node)
+    if "string" in types:
+        # Text is taken as written (a URL, a bare word); JSON only when it decodes to another
+        # type the setting allows (`null` for a nullable one), or to a string ("minilm" quoted
+        # means minilm).
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+        return decoded if _json_types(decoded) & set(types) else raw
     try:
         return json.loads(raw)
     except json.JSONDecodeError as err:
-        raise ValueError(f"setting {name!r} expects JSON ({node.get('type', 'any')}): {err.msg}") from None
+        kind = " or ".join(types) or "any value"
+        raise ValueError(f"setting {name!r} expects JSON ({kind}): {err.msg}") from None
+
+
+def _declared_types(node: Mapping[str, Any]) -> list[str]:
+    """The JSON types a setting's schema allows: its `type` (one or a list), else those of its
+    `anyOf` branches (a nullable setting is `anyOf: [{type: string}, {type: null}]`)."""
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [kind for kind in declared if isinstance(kind, str)]
+    branches = [b for b in node.get("anyOf") or () if isinstance(b, Mapping)]
+    return list(dict.fromkeys(kind for branch in branches for kind in _declared_types(branch)))
+
+
+def _json_types(value: Any) -> set[str]:
+    """The JSON Schema types a decoded JSON value is an instance of."""
+    if value is None:
+        return {"null"}
+    if isinstance(value, bool):
+        return {"boolean"}
+    if isinstance(value, int):
+        return {"integer", "number"}
+    if isinstance(value, float):
+        return {"number", "integer"} if value.is_integer() else {"number"}
+    return {str: {"string"}, list: {"array"}, dict: {"object"}}.get(type(value), set())

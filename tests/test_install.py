@@ -41,6 +41,13 @@ def test_trafilatura_extracts_an_article() -> None:
     assert "About us" not in text and "Privacy policy" not in text
 
 
+def test_tld_splits_registrable_domains_offline() -> None:
+    from tld import get_fld
+
+    assert get_fld("https://static.news.example.co.uk/a.css") == "example.co.uk"
+    assert get_fld("https://alice.github.io/") == "alice.github.io"  # the list's private part too
+
+
 def test_httpx_speaks_http2() -> None:
     import httpx
 

@@ -317,3 +317,63 @@ def test_a_path_or_uri_keeps_a_uri_as_written_and_resolves_a_path(tmp_path: Path
     # Only a `path-or-uri` keeps a URI: a plain `path` makes it a (strange) folder below the start.
     resolved, _ = resolve_paths({"d": {"type": "string", "format": "path"}}, {"d": "s3://b"}, str(tmp_path))
     assert resolved["d"] == str(tmp_path / "s3:/b")
+
+
+# Values as typed on a command line -----------------------------------------------------------
+
+
+def bundled_settings() -> list:
+    """One case (server, setting, schema) per setting of every bundled server."""
+    import runpy
+
+    from tests.conftest import ROOT
+
+    found = []
+    for module in sorted((ROOT / "generated").glob("*/server.py")):
+        definition = runpy.run_path(str(module))["SERVER"]
+        found += [
+            pytest.param(definition.name, name, node, id=f"{definition.name}.{name}")
+            for name, node in definition.settings_schema.items()
+        ]
+    return found
+
+
+@pytest.mark.parametrize(("server", "name", "node"), bundled_settings())
+def test_every_bundled_setting_takes_text_as_text_and_names_its_type(
+    server: str, name: str, node: dict
+) -> None:
+    """A setting that may be a string takes text as written (a URL is not JSON), nullable or not;
+    any other says which JSON it expects, never "(any)"."""
+    _, problems = collect_settings({name: node}, {name: "http://127.0.0.1:8899/x"}, environ={})
+    malformed = collect_settings({name: node}, {name: "{not json"}, environ={})[1]
+    assert not any("(any)" in problem for problem in problems + malformed), problems + malformed
+    if "string" in json.dumps(node.get("type")) + json.dumps(node.get("anyOf")):
+        assert not any("expects JSON" in problem for problem in problems + malformed), problems + malformed
+
+
+def test_a_nullable_url_setting_takes_a_url_null_or_json_and_refuses_other_schemes() -> None:
+    schema = {
+        "searxng_url": {
+            "anyOf": [
+                {"type": "string", "format": "uri", "pattern": "^https?://[^\\s/?#]+"},
+                {"type": "null"},
+            ],
+            "default": None,
+        },
+        "workers": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None},
+    }
+    for raw, value in (
+        ("http://127.0.0.1:8899", "http://127.0.0.1:8899"),
+        ('"http://127.0.0.1:8899"', "http://127.0.0.1:8899"),
+        ("null", None),
+    ):
+        assert collect_settings(schema, {"searxng_url": raw}, environ={}) == (
+            {**{"workers": None}, "searxng_url": value},
+            [],
+        )
+    assert collect_settings(schema, {"workers": "4"}, environ={})[0]["workers"] == 4
+    _, problems = collect_settings(schema, {"searxng_url": "ftp://x", "workers": "four"}, environ={})
+    assert problems == [
+        "setting 'searxng_url': 'ftp://x' does not match '^https?://[^\\\\s/?#]+'",
+        "setting 'workers' expects JSON (integer or null): Expecting value",
+    ]

@@ -50,11 +50,15 @@ def refuse_url(url: str) -> str | None:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError) as exc:
         return f"not a valid URL ({exc})"
+    try:
+        host = parsed.host  # decodes an IDNA name: "xn--" with no Punycode after it fails here
+    except ValueError as exc:  # idna.IDNAError is a ValueError
+        return f"not a valid URL: the host name is not valid IDNA ({exc})"
     if not parsed.scheme:
         return "no scheme: give an absolute http or https URL"
     if parsed.scheme not in ("http", "https"):
         return f"scheme {parsed.scheme!r} is not allowed (only http and https)"
-    if not parsed.host:
+    if not host.rstrip("."):
         return "no host"
     if parsed.userinfo:
         return "credentials in the URL are not allowed"

@@ -31,6 +31,11 @@ class AddressRefused(Exception):
     """A connection the policy forbids; raised by the guarded backend, never retried."""
 
 
+class NameNotResolved(OSError):
+    """The host name has no address (the resolver does not know it): a page status of its own,
+    dns_error, apart from a connection that failed. An OSError, as the resolver's own error is."""
+
+
 async def system_resolve(host: str, port: int) -> list[str]:
     """The host's addresses by the system resolver, in its order, each once."""
     import anyio
@@ -85,20 +90,24 @@ class _GuardedConnect:
         import anyio
         import httpcore
 
+        # "example.com." is "example.com" written fully qualified (the root's empty label after
+        # the dot), which browsers reach; the system resolver does not find "localhost." in the
+        # hosts file, so the name is resolved without the dot (and checked like any other).
+        name = host[:-1] if host.endswith(".") else host
         try:
-            ipaddress.ip_address(host)
-            return [host]  # a literal: nothing to resolve
+            ipaddress.ip_address(name)
+            return [name]  # a literal: nothing to resolve
         except ValueError:
             pass
         try:
             with anyio.fail_after(timeout):
-                addresses = list(await self._resolve(host, port))
+                addresses = list(await self._resolve(name, port))
         except TimeoutError:
             raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
         except OSError as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror or exc}") from None
+            raise NameNotResolved(f"cannot resolve {host}: {exc.strerror or exc}") from None
         if not addresses:
-            raise httpcore.ConnectError(f"cannot resolve {host}: no address")
+            raise NameNotResolved(f"cannot resolve {host}: no address")
         return addresses
 
     async def connect_unix_socket(

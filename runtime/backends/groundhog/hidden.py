@@ -3,10 +3,13 @@ people but leaves for a model to read is the usual carrier of prompt injection. 
 `Threat` with the original's (groundhog-mcp 0.22.0) types; the hidden content leaves the HTML
 unless the caller asks to keep it (`include_hidden`), and is reported either way.
 
-What counts as hidden, for a sighted reader of the page at load, in a desktop browser
-(1280x800, light scheme, scripts on):
+What counts as hidden, for a sighted reader of the page at load in a browser (light scheme,
+scripts on), on every screen people read on: a phone, a tablet, a laptop and a wide desktop
+(media.SCREENS). Content a page shows on one of them only (a teaser for phones, a sidebar for
+wide screens) is layout, not hiding: it stays.
 - hidden_css: inline styles and `<style>` rules (hidden_css.py: selectors read by cssselect,
-  the cascade by specificity, order and !important, `@media` evaluated for that screen): display:none,
+  the cascade by specificity, order and !important, `@media` evaluated for each screen, `print`
+  never): display:none,
   visibility:hidden/collapse, opacity <= 0.05 (ancestors' multiplied), content-visibility:hidden,
   a font under 2px, off-screen placement (an absolutely or fixed positioned box at top or left
   <= -100px, unless its height or width, or a margin, brings it back; left/top/right,
@@ -37,9 +40,9 @@ What counts as hidden, for a sighted reader of the page at load, in a desktop br
 Not threats: `<script>` and `<style>` bodies (never page text), `<meta>` content, `alt` and
 `title` attributes (extraction does not put them in the text), hiding on `<html>` or `<body>`
 (scripts reveal a whole page that way; nothing is hidden from the reader that the page shows).
-External stylesheets are not fetched: with one linked, a colour is only compared with a
-background declared with it (one style attribute or rule), since the unread sheet may set any
-colour or background in between.
+Linked stylesheets are read when the caller fetched them (stylesheets.py: the page's own site
+only); with one linked and not read, a colour is only compared with a background declared with it
+(one style attribute or rule), since the unread sheet may set any colour or background in between.
 
 Identical findings (type, reason and excerpt) are merged and counted in `seen`; at most
 MAX_THREATS are listed, then one `report_truncated`. Work is bounded: the walk does not
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -464,7 +468,7 @@ def _remove(element: Any) -> None:
     parent.remove(element)
 
 
-def _parse(html: str) -> tuple[Any, list[str]]:
+def parse_html(html: str) -> tuple[Any, list[str]]:
     """The document and the parser's complaints that matter (content it dropped). lxml's plain
     HTML parser, not lxml.html's: its element classes cost a Python call per element."""
     from lxml import etree
@@ -481,21 +485,25 @@ def _parse(html: str) -> tuple[Any, list[str]]:
     return doc, problems
 
 
-def strip_hidden(html: str, *, include_hidden: bool = False) -> tuple[str, list[Threat]]:
+def strip_hidden(
+    html: str, *, include_hidden: bool = False, stylesheets: Mapping[str, str] | None = None
+) -> tuple[str, list[Threat]]:
     """The page without the content a reader does not see (unless include_hidden; comments
-    always go), and what was found. A page with nothing to strip comes back unchanged."""
+    always go), and what was found. A page with nothing to strip comes back unchanged.
+    `stylesheets`: the linked stylesheets read (stylesheets.py), each `<link>`'s href as
+    written -> its CSS."""
     from lxml import etree
 
     if not html.strip():
         return html, []
-    doc, problems = _parse(html)
+    doc, problems = parse_html(html)
     report = _Report()
     if doc is None:
         return "", []  # nothing a reader would see (empty, or comments only)
     for problem in problems[:1]:
         report.notice(DETECTION_DEGRADED, f"the parser gave up part of the page: {problem.strip()}")
     inline_styles = list(dict.fromkeys(doc.xpath("//@style")))
-    page = read_stylesheets(doc, inline_styles)
+    page = read_stylesheets(doc, inline_styles, stylesheets)
     for notice in page.notices:
         report.notice(DETECTION_DEGRADED, notice)
     changed = _walk(doc, page, report, include_hidden, etree.Comment)
@@ -535,7 +543,12 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
     if page.external:
         root_state.backdrop = root_state.colour = None
         root_state.together = True
-    stack: list[tuple[Any, _Inherited]] = [(doc, root_state)]
+    # One state per kind of screen (page.screens); None where an ancestor is hidden on it. An
+    # element is hidden when it is on every kind, by itself or by an ancestor.
+    screens = page.screens
+    by_screen = len(screens) > 1
+    every = sum(screens)  # the bits of all kinds
+    stack: list[tuple[Any, tuple[_Inherited | None, ...]]] = [(doc, (root_state,) * len(screens))]
     # Subtrees taken out unchecked (failing closed): past the element budget; those that rules
     # not applied may hide (walked all the same, for what else they hide).
     over_budget: list[Any] = []
@@ -551,7 +564,7 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if not include_hidden:
                 over_budget = [element for element, _ in reversed(stack)]
             break
-        element, state = stack.pop()
+        element, states = stack.pop()
         order += 1
         tag = element.tag
         if not isinstance(tag, str):
@@ -570,12 +583,23 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if inline is None:
                 inline = inline_cache[style_attr] = declarations(style_attr, custom=variables)
         entries = matched.get(element)
-        style = cascade(entries, inline) if (entries or inline) else {}
-        inherited_variables = state.variables
-        if variables and style:
-            style, inherited_variables = resolve_variables(style, state.variables)
-        hidden = _element_hidden(element, tag, style, state)
-        if hidden is not None:
+        # The same rules on every kind of screen: one answer per inherited state will do.
+        uniform = not by_screen or not entries or all(e[4] & every == every for e in entries)
+        answers: dict[tuple[int, int], tuple[Any, _Inherited | None]] = {}
+        hidden = None  # the element's own finding on the first kind of screen that hides it
+        child_states: list[_Inherited | None] = []
+        for screen, state in zip(screens, states, strict=True):
+            if state is None:  # an ancestor is hidden on this kind of screen
+                child_states.append(None)
+                continue
+            key = (id(state), every if uniform else screen)
+            if key not in answers:
+                style = cascade(entries, inline, None if uniform else screen) if (entries or inline) else {}
+                answers[key] = _on_screen(element, tag, style, state, order, variables)
+            found, child_state = answers[key]
+            hidden = hidden or found
+            child_states.append(child_state)
+        if hidden is not None and not any(child_states):
             kind, reason, text = hidden
             if text is None:
                 text = _subtree_text(element)
@@ -584,20 +608,18 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             if not include_hidden:
                 changes.removals.append(element)
             continue
-        child_state = _inherit(element, tag, style, state, order)
-        if inherited_variables is not state.variables:
-            if child_state is state:
-                child_state = state.copy()
-            child_state.variables = inherited_variables
-        if element.get("aria-hidden", "").strip().lower() == "true" and not state.aria:
-            if child_state is state:
-                child_state = state.copy()
-            child_state.aria = True
+        seen = [state for state in child_states if state is not None]
+        if element.get("aria-hidden", "").strip().lower() == "true" and not seen[0].aria:
+            copies = {id(state): state.copy() for state in seen}  # one copy per state shared
+            for state in copies.values():
+                state.aria = True
+            child_states = [None if state is None else copies[id(state)] for state in child_states]
             text = _subtree_text(element)
             if text.strip():
                 reason = 'aria-hidden="true": screen readers skip it; it is on screen, so it stays'
                 report.add(order, HIDDEN_ATTRIBUTE, reason, _excerpt(text), lambda e=element: _path(e))
         children = list(element)
+        child_state = tuple(child_states)
         _texts(element, children, child_state, order, report, pending, include_hidden, changes)
         if unchecked_all and tag == "body":
             suspected.extend(child for child in children if isinstance(child.tag, str))
@@ -617,6 +639,25 @@ def _walk(doc: Any, page: Stylesheets, report: _Report, include_hidden: bool, co
             reason = f"{_amount(dropped)} taken out unchecked: {why}"
             report.notice(STRIP_INCOMPLETE, reason, _line(dropped[0]))
     return changes
+
+
+def _on_screen(
+    element: Any, tag: str, style: dict[str, tuple[str, str]], state: _Inherited, order: int, variables: bool
+) -> tuple[tuple[str, str, str | None] | None, _Inherited | None]:
+    """On one kind of screen: the element's own finding when it is hidden there (and no state
+    for its children, which are hidden with it), else None and the state its children inherit."""
+    inherited_variables = state.variables
+    if variables and style:
+        style, inherited_variables = resolve_variables(style, state.variables)
+    found = _element_hidden(element, tag, style, state)
+    if found is not None:
+        return found, None
+    child_state = _inherit(element, tag, style, state, order)
+    if inherited_variables is not state.variables:
+        if child_state is state:
+            child_state = state.copy()
+        child_state.variables = inherited_variables
+    return None, child_state
 
 
 def _amount(elements: list[Any]) -> str:
@@ -790,24 +831,27 @@ def _inherit_colour(
 def _texts(
     element: Any,
     children: list[Any],
-    state: _Inherited,
+    states: tuple[_Inherited | None, ...],
     order: int,
     report: _Report,
     pending: dict[int, list[Any]],
     include_hidden: bool,
     changes: _Changes,
 ) -> None:
-    """The text directly in an element (its own, and after each child): hidden with it, or
-    checked for invisible characters."""
+    """The text directly in an element (its own, and after each child): hidden with it (on every
+    kind of screen: `states`, one per kind, None where an ancestor is hidden), or checked for
+    invisible characters."""
+    shown = [state for state in states if state is not None]
+    hidden = None if any(state.hidden is None for state in shown) else shown[0].hidden
     slots: list[tuple[Any, str]] = [(element, "text")] + [(child, "tail") for child in children]
     for node, attr in slots:
         text = getattr(node, attr)
         if not text:
             continue
-        if state.hidden is not None:
+        if hidden is not None:
             if not text.strip():
                 continue
-            origin_order, reason, origin = state.hidden
+            origin_order, reason, origin = hidden
             entry = pending.get(id(origin))
             if entry is None:
                 entry = pending[id(origin)] = [origin_order, reason, origin, []]

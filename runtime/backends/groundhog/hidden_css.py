@@ -4,8 +4,10 @@ rules, matched against the page (selectors read by cssselect, matched in sets: _
 for the properties that hide text. The rules of hidden.py's module docstring; this module only
 answers "which declarations apply to this element" and "does this style hide it".
 
-A desktop screen is assumed (1280x800, light scheme, scripts on, 1 device pixel per CSS pixel):
-`@media` rules hold or not for it, and an unknown media feature does not hold. Stylesheets are
+`@media` rules (and `<style media>`) are evaluated for each of media.SCREENS, a phone to a wide
+desktop: each rule carries the screens it holds on, `Stylesheets.screens` names one screen of
+each kind the page's rules tell apart, and `cascade` answers for one of them (hidden.py calls
+text hidden only when every kind hides it). Lengths in vw or % are a 1280x800 laptop's. Stylesheets are
 split with regular expressions rather than a CSS tokenizer: this runs on every page read, a page
 may carry a megabyte of CSS, and only selectors and declaration blocks are needed (tinycss2
 parses colours). Rules that cannot match (a class, id or tag the page lacks, a pseudo-element, a
@@ -22,10 +24,13 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from .css_units import ABSOLUTE_PX, LENGTH, NUMBER, length_px
+from .media import EVERY_SCREEN, SCREENS, media_screens
 
 OPACITY_HIDDEN = 0.05
 FONT_HIDDEN_PX = 2.0
@@ -37,7 +42,7 @@ OFF_SCREEN_PX = -1000.0
 OFF_SCREEN_PLACED_PX = -100.0
 TEXT_INDENT_PX = -999.0
 COLOUR_TOLERANCE = 10 / 255  # per channel: #fafafa on #ffffff is the same colour to a reader
-VIEWPORT = (1280.0, 800.0)
+VIEWPORT = (float(SCREENS[0].width), float(SCREENS[0].height))  # lengths in vw, vh and %
 ROOT_FONT_PX = 16.0
 # Budgets for hostile stylesheets, counted in work done (never in wall-clock time, which pages
 # parsed side by side would share); a real page (the article benchmark's largest carries 1 MB of
@@ -55,16 +60,8 @@ MATCH_CPU_SECONDS = 6.0
 
 # --- CSS values -----------------------------------------------------------------------------
 
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?"
-_LENGTH = re.compile(rf"({_NUMBER})([a-z%]*)")
 _ABSOLUTE_PX = {
-    "px": 1.0,
-    "pt": 4 / 3,
-    "pc": 16.0,
-    "in": 96.0,
-    "cm": 96 / 2.54,
-    "mm": 96 / 25.4,
-    "q": 96 / 101.6,
+    **ABSOLUTE_PX,
     "vw": VIEWPORT[0] / 100,
     "vh": VIEWPORT[1] / 100,
     "vmin": VIEWPORT[1] / 100,
@@ -85,22 +82,9 @@ _FUNCTION = re.compile(r"([a-z0-9-]+)\(([^()]*)\)")
 
 
 def _length_px(value: str, em: float = ROOT_FONT_PX, percent_of: float | None = None) -> float | None:
-    """A CSS length in px, or None when it cannot be known here (calc(), auto, a percentage
-    without a base)."""
-    match = _LENGTH.fullmatch(value.strip())
-    if match is None:
-        return None
-    number, unit = float(match[1]), match[2]
-    if unit == "":
-        return 0.0 if number == 0 else None
-    if unit == "%":
-        return None if percent_of is None else number * percent_of / 100
-    if unit == "em":
-        return number * em
-    if unit in ("ex", "ch"):
-        return number * em / 2
-    factor = _ABSOLUTE_PX.get(unit)
-    return None if factor is None else number * factor
+    """A CSS length in px on the laptop screen, or None when it cannot be known here (calc(),
+    auto, a percentage without a base)."""
+    return length_px(value, em=em, units=_ABSOLUTE_PX, percent_of=percent_of)
 
 
 def _arguments(text: str) -> list[str]:
@@ -170,7 +154,7 @@ def _font_size_word(value: str) -> str | None:
     for word in words:
         if word in _FONT_KEYWORDS:
             return word
-        match = _LENGTH.fullmatch(word)
+        match = LENGTH.fullmatch(word)
         if match and (match[2] or float(match[1]) == 0):
             return word
     return None
@@ -437,78 +421,16 @@ _CSS_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|/\*.*?(?:\*/|$)
 _GROUPING_AT_RULES = ("@media", "@supports", "@layer", "@document", "@-moz-document", "@scope")
 
 
-def _media_feature(name: str, value: str | None) -> bool:
-    width, height = VIEWPORT
-    if value is None:
-        return name in ("color", "hover", "any-hover", "pointer", "any-pointer", "grid", "scripting")
-    px = _length_px(value)
-    ratio = opacity(value.replace("dppx", "").replace("x", ""))
-    checks: dict[str, Callable[[], bool]] = {
-        "min-width": lambda: px is not None and width >= px,
-        "max-width": lambda: px is not None and width <= px,
-        "min-device-width": lambda: px is not None and width >= px,
-        "max-device-width": lambda: px is not None and width <= px,
-        "min-height": lambda: px is not None and height >= px,
-        "max-height": lambda: px is not None and height <= px,
-        "width": lambda: px == width,
-        "orientation": lambda: value == "landscape",
-        "prefers-color-scheme": lambda: value == "light",
-        "prefers-reduced-motion": lambda: value == "no-preference",
-        "prefers-contrast": lambda: value == "no-preference",
-        "forced-colors": lambda: value == "none",
-        "hover": lambda: value == "hover",
-        "any-hover": lambda: value == "hover",
-        "pointer": lambda: value == "fine",
-        "any-pointer": lambda: value == "fine",
-        "scripting": lambda: value == "enabled",
-        "display-mode": lambda: value == "browser",
-        "min-resolution": lambda: ratio is not None and ratio <= 1,
-        "-webkit-min-device-pixel-ratio": lambda: ratio is not None and ratio <= 1,
-        "min--moz-device-pixel-ratio": lambda: ratio is not None and ratio <= 1,
-        "max-resolution": lambda: ratio is not None and ratio >= 1,
-        "-webkit-max-device-pixel-ratio": lambda: ratio is not None and ratio >= 1,
-    }
-    check = checks.get(name)
-    return check() if check else False
-
-
-@lru_cache(maxsize=1024)
-def _media_applies(query: str) -> bool:
-    """Whether a media query list holds on the assumed screen; an unknown feature does not."""
-    query = query.strip().lower()
-    if not query:
-        return True
-    for one in query.split(","):
-        words = one.strip()
-        negate = words.startswith("not ")
-        words = words.removeprefix("not ").removeprefix("only ").strip()
-        holds = True
-        for part in re.split(r"\s+and\s+|\)\s*and\s*\(", words):
-            part = part.strip().strip("()").strip()
-            if part in ("all", "screen", ""):
-                continue
-            name, colon, value = part.partition(":")
-            if re.fullmatch(r"[a-z-]+", name.strip()) is None or (
-                not colon and part.startswith(("print", "speech"))
-            ):
-                holds = False
-                break
-            if not _media_feature(name.strip(), value.strip() if colon else None):
-                holds = False
-                break
-        if holds != negate:
-            return True
-    return False
-
-
-def _split_stylesheet(css: str) -> list[tuple[str, str]]:
-    """(selector list, declaration block) of every style rule that applies on the assumed
-    screen, in order: `@media` evaluated, `@supports`/`@layer` entered, other at-rules (font
-    faces, keyframes, pages) and nested rules skipped. Regular expressions, not a tokenizer:
-    this runs on every page and a page may carry a megabyte of CSS."""
-    rules: list[tuple[str, str]] = []
-    # Open blocks: "group" (an at-rule holding rules) or ["rule", selectors, declaration parts,
-    # where the current part starts]; blocks being skipped are only counted.
+def _split_stylesheet(css: str, screens: int = EVERY_SCREEN) -> list[tuple[str, str, int]]:
+    """(selector list, declaration block, the screens it holds on) of every style rule that holds
+    on one of `screens` at least, in order: `@media` evaluated (media.media_screens),
+    `@supports`/`@layer` entered, other at-rules (font faces, keyframes, pages) and nested rules
+    skipped. Regular expressions, not a tokenizer: this runs on every page and a page may carry a
+    megabyte of CSS."""
+    rules: list[tuple[str, str, int]] = []
+    # Open blocks: a group (an at-rule holding rules: the screens it holds on, an int) or
+    # ["rule", selectors, declaration parts, where the current part starts, screens]; blocks
+    # being skipped are only counted.
     stack: list[Any] = []
     start = 0
     skipping = 0  # depth inside skipped blocks
@@ -520,34 +442,36 @@ def _split_stylesheet(css: str) -> list[tuple[str, str]]:
             if skipping:
                 skipping += 1
                 continue
-            if stack and stack[-1] != "group":  # a rule nested in a rule (CSS nesting): skipped
+            if stack and not isinstance(stack[-1], int):  # a rule nested in a rule (CSS nesting): skipped
                 rule = stack[-1]
                 rule[2].append(css[rule[3] : match.start()].rpartition(";")[0])
                 skipping = 1
                 continue
+            within = stack[-1] if stack else screens  # the screens the enclosing groups hold on
             if "/*" in prelude:
                 prelude = re.sub(r"/\*.*?(?:\*/|$)", "", prelude, flags=re.S)
             prelude = prelude.rpartition(";")[2].strip()  # after any @import or @charset
             if prelude.startswith("@"):
                 name = re.match(r"@[\w-]*", prelude).group().lower()  # "@media(min-width:9px)" too
-                if name in _GROUPING_AT_RULES and (name != "@media" or _media_applies(prelude[6:])):
-                    stack.append("group")
+                held = within & media_screens(prelude[6:]) if name == "@media" else within
+                if name in _GROUPING_AT_RULES and held:
+                    stack.append(held)
                 else:
                     skipping = 1
                 continue
-            stack.append(["rule", prelude, [], start])
+            stack.append(["rule", prelude, [], start, within])
         elif token == "}":
             if skipping:
                 skipping -= 1
-                if skipping == 0 and stack and stack[-1] != "group":
+                if skipping == 0 and stack and not isinstance(stack[-1], int):
                     stack[-1][3] = match.end()  # the parent rule's declarations resume
                 start = match.end()
                 continue
             if stack:
                 block = stack.pop()
-                if block != "group":
+                if not isinstance(block, int):
                     block[2].append(css[block[3] : match.start()])
-                    rules.append((block[1], ";".join(block[2])))
+                    rules.append((block[1], ";".join(block[2]), block[4]))
             start = match.end()
     return rules
 
@@ -612,7 +536,8 @@ def _split_selectors(text: str) -> list[str]:
 class Stylesheets:
     """What the walk needs from the page's stylesheets."""
 
-    matched: dict[Any, list[tuple[tuple[int, int, int], int, tuple[Declaration, ...], str]]]
+    # element -> (specificity, order, declarations, source, the screens the rule holds on)
+    matched: dict[Any, list[tuple[tuple[int, int, int], int, tuple[Declaration, ...], str, int]]]
     external: bool  # a stylesheet we did not read: colours may be set where we cannot see
     notices: list[str] = field(default_factory=list)  # why some of the CSS was not applied
     uses_variables: bool = False  # var() somewhere: the walk substitutes custom properties
@@ -621,9 +546,12 @@ class Stylesheets:
     # elements they may hide, with all they hold, or all of the page's (`unchecked_all`).
     unchecked: set[Any] = field(default_factory=set)
     unchecked_all: bool = False
+    # One screen (its bit in media.SCREENS) of each kind the rules tell apart: the screens on
+    # which exactly the same rules hold are one kind, and one of them answers for all.
+    screens: tuple[int, ...] = (1,)
 
 
-_RELATIVE_FONT = re.compile(rf"({_NUMBER})(em|ex|ch|%)")
+_RELATIVE_FONT = re.compile(rf"({NUMBER})(em|ex|ch|%)")
 
 
 class _Hiding:
@@ -769,39 +697,87 @@ def filter_opacity(value: str) -> float | None:
     return opacity(match[1]) if match else None
 
 
-def read_stylesheets(doc: Any, inline_styles: list[str]) -> Stylesheets:
-    """Match the `<style>` rules that can hide something against the page's elements
-    (`inline_styles`: the page's style attributes, which decide what can hide).
+def _first_chars(sheets: list[tuple[str, int]], limit: int) -> list[tuple[str, int]]:
+    """The sheets cut to their first `limit` characters in all."""
+    kept: list[tuple[str, int]] = []
+    for text, held in sheets:
+        if limit <= 0:
+            break
+        kept.append((text[:limit], held))
+        limit -= len(text)
+    return kept
+
+
+def _screen_kinds(masks: list[int]) -> tuple[int, ...]:
+    """One screen bit per kind of screen: screens on which the same masks hold behave alike."""
+    kinds: dict[tuple[bool, ...], int] = {}
+    distinct = sorted(set(masks))
+    for number in range(len(SCREENS)):
+        kinds.setdefault(tuple(bool(mask >> number & 1) for mask in distinct), 1 << number)
+    return tuple(kinds.values())
+
+
+def is_stylesheet_link(element: Any) -> bool:
+    """A `<link>` a browser applies as a stylesheet at load: rel names stylesheet but not
+    alternate (a style the reader must choose), not disabled, with an href, outside <template>
+    and <noscript>."""
+    rel = (element.get("rel") or "").lower().split()
+    return (
+        "stylesheet" in rel
+        and "alternate" not in rel
+        and element.get("disabled") is None
+        and bool((element.get("href") or "").strip())
+        and not any(True for _ in element.iterancestors("template", "noscript"))
+    )
+
+
+def read_stylesheets(
+    doc: Any, inline_styles: list[str], linked: Mapping[str, str] | None = None
+) -> Stylesheets:
+    """Match the `<style>` rules, and those of the linked stylesheets read (`linked`: each
+    `<link>`'s href as written -> its CSS), that can hide something against the page's elements
+    (`inline_styles`: the page's style attributes, which decide what can hide). Sheets apply in
+    the page's order, each under its media attribute; a linked sheet not in `linked` is unread.
 
     Rules that can hide are matched first, the rules that can only override them after, so that
     no number of harmless rules spends the budgets before a hiding one. When a budget runs out
     among the rules that can hide, the elements those left may match are `unchecked`: the walk
     takes them out (fails closed). Among the others, what their unapplied rules would show again
     stays hidden."""
-    external = any("stylesheet" in (link.get("rel") or "").lower() for link in doc.iter("link"))
-    sheets = []
-    size = 0
-    for style in doc.iter("style"):
-        if not style.text or any(True for _ in style.iterancestors("template", "noscript")):
+    linked = linked or {}
+    external = False  # a stylesheet linked and not read
+    sheets: list[tuple[str, int]] = []  # (CSS, the screens its media attribute holds on)
+    for node in doc.iter("style", "link"):
+        if node.tag == "link":
+            if not is_stylesheet_link(node):
+                continue
+            text = linked.get(node.get("href").strip())
+            external = external or text is None
+        elif any(True for _ in node.iterancestors("template", "noscript")):
             continue
-        if not _media_applies(style.get("media") or ""):
-            continue
-        sheets.append(style.text)
-        size += len(style.text)
-    css = "".join(sheets)
+        else:
+            text = node.text
+        held = media_screens(node.get("media") or "")
+        if text and held:
+            sheets.append((text, held))
+    css = "".join(text for text, _ in sheets)
     if "@import" in css:
         external = True
     page = Stylesheets({}, external)
     page.uses_variables = "var(" in css or any("var(" in style for style in inline_styles)
     if len(css) > MAX_STYLESHEET_CHARS:
-        page.notices.append(f"{size} characters of <style>: only the first {MAX_STYLESHEET_CHARS} were read")
-        css = css[:MAX_STYLESHEET_CHARS]
+        page.notices.append(
+            f"{len(css)} characters of <style>: only the first {MAX_STYLESHEET_CHARS} were read"
+        )
+        sheets = _first_chars(sheets, MAX_STYLESHEET_CHARS)
         page.unchecked_all = True  # the rules not read may hide anything
     index = _Index(doc)
     variables = page.uses_variables
-    rules: list[tuple[list[str], tuple[Declaration, ...]]] = []
+    rules: list[tuple[list[str], tuple[Declaration, ...], int]] = []
     root_variables: list[tuple[int, int, str, str]] = []  # (rank, order, name, value)
-    for number, (selectors, block) in enumerate(_split_stylesheet(css) if css.strip() else ()):
+    # Each sheet is split alone, as a browser parses it: a brace left open ends with its sheet.
+    split = [rule for text, held in sheets if text.strip() for rule in _split_stylesheet(text, held)]
+    for number, (selectors, block, held) in enumerate(split):
         custom = variables and "--" in block
         if not custom and not _DECLARED.search(block):
             continue
@@ -809,16 +785,18 @@ def read_stylesheets(doc: Any, inline_styles: list[str]) -> Stylesheets:
         if custom:
             ranks = [_ROOT_RANK.get("".join(s.split()).lower()) for s in _split_selectors(selectors)]
             rank = max((r for r in ranks if r is not None), default=None)
-            if rank is not None:
+            # Custom properties are the first screen's (the laptop's) for every screen: a page
+            # whose variables change with the width is judged as that screen sees it.
+            if rank is not None and held & 1:
                 found = declarations(block, custom=True)
                 root_variables.extend((rank, number, d[0], d[1]) for d in found if d[0].startswith("--"))
         candidates = [s for s in _split_selectors(selectors) if _could_match(s, index)]
         if candidates:
             found = found if found is not None else declarations(block, custom=custom)
             if found:
-                rules.append((candidates, found))
+                rules.append((candidates, found, held))
     parsed_inline = [declarations(style, custom=variables) for style in inline_styles]
-    every = [d for _, decls in rules for d in decls] + [d for decls in parsed_inline for d in decls]
+    every = [d for _, decls, _ in rules for d in decls] + [d for decls in parsed_inline for d in decls]
     known: dict[str, str] = {}  # a value for each custom property, to judge what can hide
     used_by: dict[str, set[str]] = {}  # custom property -> the properties whose values use it
     if variables:
@@ -845,17 +823,18 @@ def read_stylesheets(doc: Any, inline_styles: list[str]) -> Stylesheets:
     for name, props in used_by.items():
         group_of[name] = " ".join({g for p in props for g in _GROUP_OF.get(p, "").split()})
     # Each selector keeps its place in the page's order, whichever pass matches it.
-    can_hide: list[tuple[list[str], tuple[Declaration, ...], int]] = []
-    can_show: list[tuple[list[str], tuple[Declaration, ...], int]] = []
+    can_hide: list[tuple[list[str], tuple[Declaration, ...], int, int]] = []
+    can_show: list[tuple[list[str], tuple[Declaration, ...], int, int]] = []
     order = 0
-    for selectors, rule_declarations in rules:
+    for selectors, rule_declarations, held in rules:
         kept = tuple(d for d in rule_declarations if any(g in groups for g in group_of.get(d[0], "").split()))
         if not kept:
             continue
         as_used = [(p, d[1], False) for d in kept if d[0] in used_by for p in used_by[d[0]]]
         hides = any(hiding.hides(prop, value) for prop, value, _ in _resolved(list(kept) + as_used, known))
-        (can_hide if hides else can_show).append((selectors, kept, order))
+        (can_hide if hides else can_show).append((selectors, kept, order, held))
         order += len(selectors)
+    page.screens = _screen_kinds([held for *_, held in can_hide + can_show])
     matcher = _Matcher(index, page.matched)
     left = matcher.run(can_hide)
     if left:
@@ -953,9 +932,9 @@ class _Matcher:
             return f"{MATCH_CPU_SECONDS:g} s of CPU time"
         return ""
 
-    def run(self, rules: list[tuple[list[str], tuple[Declaration, ...], int]]) -> list[str]:
+    def run(self, rules: list[tuple[list[str], tuple[Declaration, ...], int, int]]) -> list[str]:
         """Apply the rules in turn; the selectors left when a budget ran out."""
-        for number, (selectors, kept, first) in enumerate(rules):
+        for number, (selectors, kept, first, held) in enumerate(rules):
             for at, text in enumerate(selectors):
                 self.exhausted = self._spent()
                 if self.exhausted:
@@ -973,7 +952,7 @@ class _Matcher:
                     continue
                 specificity, elements = hit
                 source = f"stylesheet rule {_short(text)}"
-                entry = (specificity, first + at, kept, source)
+                entry = (specificity, first + at, kept, source, held)
                 for element in elements:
                     self.matched.setdefault(element, []).append(entry)
                 self.matches += len(elements)
@@ -1311,14 +1290,19 @@ def _short(text: str, limit: int = 60) -> str:
 _INLINE = "inline style"
 
 
-def cascade(entries: list[Any] | None, inline: tuple[Declaration, ...]) -> dict[str, tuple[str, str]]:
+def cascade(
+    entries: list[Any] | None, inline: tuple[Declaration, ...], screen: int | None = None
+) -> dict[str, tuple[str, str]]:
     """Property -> (value, where it came from) for one element: rules by specificity and order,
-    then the style attribute, then !important the same way."""
+    then the style attribute, then !important the same way. With `screen` (a bit of
+    media.SCREENS), only the rules that hold on that screen."""
     style: dict[str, tuple[str, str]] = {}
     important: list[tuple[str, str, str]] = []
+    if entries and screen is not None:
+        entries = [entry for entry in entries if entry[4] & screen]
     if entries:
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        for _, _, declarations, source in entries:
+        for _, _, declarations, source, _ in entries:
             for prop, value, is_important in declarations:
                 if is_important:
                     important.append((prop, value, source))

@@ -13,7 +13,10 @@ TCP connection opened only to a checked address, without a second DNS lookup), b
 
 Statuses. An address or URL refused by this policy is `blocked` with an error starting
 "refused: " (the fetcher, not the site, said no; retrying will not help, and the prefix tells it
-from a site's 401/403). Network errors, timeouts and the deadline are `unknown`. The rest is
+from a site's 401/403). When no answer came, the status says why (`_failure`): `timeout` (the
+request's time, the deadline, or a pacing slot after it), `dns_error` (a name with no address),
+`connection_error` (refused, reset, TLS, a broken protocol), `redirect_error` (too many
+redirects, or a Location that is no URL); `unknown` only for what fits none. The rest is
 statuses.py's.
 
 Redirects are followed by hand (301/302/303/307/308 with a Location), at most `max_redirects`:
@@ -66,7 +69,7 @@ from .addresses import (
     refuse_url,
 )
 from .bodies import ACCEPT_ENCODING, BoundedBody, Unsupported, drain, media_type, read_body, sniff_media_type
-from .connect import AddressRefused, Resolver, guarded_backend, system_resolve
+from .connect import AddressRefused, NameNotResolved, Resolver, guarded_backend, system_resolve
 from .statuses import (
     READABLE_TYPES,
     SNIFF_BYTES,
@@ -99,8 +102,10 @@ __all__ = [
     "FetchPolicy",
     "Fetched",
     "Fetcher",
+    "NameNotResolved",
     "Network",
     "Resolver",
+    "Wanted",
     "address_kind",
     "address_problem",
     "address_refusal",
@@ -141,6 +146,21 @@ class FetchPolicy:
             raise ValueError(f"timeout_seconds: must be more than 0, got {self.timeout_seconds}")
         if not self.per_domain_interval >= 0:
             raise ValueError(f"per_domain_interval: must be 0 or more, got {self.per_domain_interval}")
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What one fetch reads: a page (PAGE), or a page's own resource (a stylesheet), which
+    takes other media types, may read less and, fetched with its page, does not wait for the
+    host's next pacing slot."""
+
+    media_types: frozenset[str] = READABLE_TYPES
+    accept: str = ACCEPT
+    max_bytes: int | None = None  # the policy's when None; a smaller cap for a page's resource
+    paced: bool = True
+
+
+PAGE = Wanted()
 
 
 @dataclass(frozen=True)
@@ -186,20 +206,39 @@ def _seconds(value: float) -> str:
     return f"{value:.3g} s"
 
 
-def _describe(exc: Exception) -> str:
-    """A network exception as a short sentence for `error`."""
+def _failure(exc: Exception) -> tuple[str, str]:
+    """A network exception as a page status and a short sentence for `error`."""
     import httpx
 
     text = str(exc) or type(exc).__name__
+    if isinstance(exc, NameNotResolved):
+        return "dns_error", text
     if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({text})"
+        return "timeout", f"timed out ({text})"
     if isinstance(exc, httpx.ConnectError):
-        return f"could not connect: {text}"
+        return "connection_error", f"could not connect: {text}"
     if isinstance(exc, httpx.RemoteProtocolError | httpx.LocalProtocolError):
-        return f"protocol error: {text}"
+        return "connection_error", f"protocol error: {text}"
+    if isinstance(exc, httpx.NetworkError | ConnectionError):
+        return "connection_error", f"connection failed: {text}"
     if isinstance(exc, zlib.error):
-        return f"corrupt compressed body: {text}"
-    return f"{type(exc).__name__}: {text}"
+        return "unknown", f"corrupt compressed body: {text}"
+    return "unknown", f"{type(exc).__name__}: {text}"
+
+
+# Where `_set_location_aside` keeps a response's Location header (Response.extensions).
+LOCATION = "lynxc.location"
+
+
+async def _set_location_aside(response: httpx.Response) -> None:
+    """A response hook: move the Location header into the response's extensions. httpx parses a
+    redirect's Location inside `send`, redirects off or not, and raises there on one that is no
+    URL ("http://[::1", an "xn--" host), before the status is seen. Set aside, the Location is
+    parsed by `fetch`, which answers a redirect_error (or a refusal) that names it."""
+    location = response.headers.get("location")
+    if location is not None:
+        del response.headers["location"]
+        response.extensions[LOCATION] = location
 
 
 def _current_loop() -> object:
@@ -266,6 +305,7 @@ class Fetcher:
             # A jar that takes no cookie: nothing is carried to another host, or back.
             cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
             follow_redirects=False,
+            event_hooks={"response": [_set_location_aside]},
             trust_env=False,  # no proxy or .netrc from the environment: the check sees the real peer
             timeout=httpx.Timeout(self.policy.timeout_seconds),
             headers={
@@ -329,8 +369,9 @@ class Fetcher:
 
     # -- fetch
 
-    async def fetch(self, url: str, *, deadline: float | None = None) -> Fetched:
-        """Fetch one page; never raises for a network or page problem (see the module docstring)."""
+    async def fetch(self, url: str, *, deadline: float | None = None, wanted: Wanted = PAGE) -> Fetched:
+        """Fetch one page (or what `wanted` says); never raises for a network or page problem
+        (see the module docstring)."""
         import anyio
         import httpx
 
@@ -356,42 +397,44 @@ class Fetcher:
         current, paced = url, set()
         while True:
             host = httpx.URL(current).host
-            if host not in paced:
+            if host not in paced and wanted.paced:
                 paced.add(host)
                 late = await self._pace(host, deadline)
                 if late is not None:
-                    return done("unknown", late)
+                    return done("timeout", late)
             budget, by_deadline = self._budget(deadline)
             if budget <= 0:
-                return done("unknown", f"deadline passed before {current} was requested")
+                return done("timeout", f"deadline passed before {current} was requested")
             client = self._client()
             try:
                 with anyio.fail_after(budget):
-                    hop = await self._hop(client, current)
+                    hop = await self._hop(client, current, wanted)
             except TimeoutError:
                 # Given up before the answer's head, an HTTP/2 stream is left as open as after it.
                 await self._drop_http2(client, httpx.URL(current))
                 why = "deadline reached" if by_deadline else "timed out"
-                return done("unknown", f"{why} after {_seconds(budget)}")
+                return done("timeout", f"{why} after {_seconds(budget)}")
             except AddressRefused as exc:
                 return done("blocked", f"refused: {exc}")
             except Unsupported as exc:
                 return done("unsupported_content", str(exc))
-            except (httpx.HTTPError, httpx.InvalidURL, OSError, zlib.error) as exc:
-                return done("unknown", _describe(exc))
-            except Exception as exc:  # h11/h2 state errors a hostile server can provoke
-                return done("unknown", _describe(exc))
+            except Exception as exc:  # network errors, and h11/h2 state errors a hostile server provokes
+                return done(*_failure(exc))
             if hop.location is None:
                 return done(hop.status, hop.error, hop)
             try:
                 target = str(httpx.URL(current).join(hop.location))
             except (httpx.InvalidURL, ValueError) as exc:
                 return done(
-                    "unknown", f"invalid redirect Location {hop.location[:200]!r}: {exc}", hop, current
+                    "redirect_error", f"invalid redirect Location {hop.location[:200]!r}: {exc}", hop, current
                 )
             if len(redirects) >= self.policy.max_redirects:
+                loop = " (a loop)" if target == url or target in redirects else ""
                 return done(
-                    "unknown", f"too many redirects (more than {self.policy.max_redirects})", hop, current
+                    "redirect_error",
+                    f"too many redirects (more than {self.policy.max_redirects}){loop}",
+                    hop,
+                    current,
                 )
             problem = refuse_url(target)
             if problem is not None:
@@ -399,26 +442,29 @@ class Fetcher:
             redirects.append(target)
             current = target
 
-    async def _hop(self, client: _Client, url: str) -> Hop:
+    async def _hop(self, client: _Client, url: str, wanted: Wanted) -> Hop:
         """One request: a redirect to follow, or the answer classified."""
         http = client.http
-        response = await http.send(http.build_request("GET", url), stream=True)
+        cap = self.policy.max_bytes
+        max_bytes = cap if wanted.max_bytes is None else max(1, min(wanted.max_bytes, cap))
+        request = http.build_request("GET", url, headers={"Accept": wanted.accept})
+        response = await http.send(request, stream=True)
         complete = False  # the body was read to its end
         try:
             code, headers = response.status_code, response.headers
-            location = headers.get("location")
+            location = response.extensions.get(LOCATION)
             if code in REDIRECT_STATUSES and location:
                 complete = await drain(response, SNIFF_BYTES)
                 return Hop(code, location=location.strip())
             kind, charset = media_type(headers.get("content-type"))
             challenged = str(headers.get("cf-mitigated", "")).strip().lower() == "challenge"
             if 200 <= code <= 299 and not challenged:
-                if kind is not None and kind not in READABLE_TYPES:
-                    return unreadable(code, kind, charset)
-                body, too_large = await read_body(response, self.policy.max_bytes)
+                if kind is not None and kind not in wanted.media_types:
+                    return unreadable(code, kind, charset, wanted.media_types)
+                body, too_large = await read_body(response, max_bytes)
             else:
                 try:  # read only to recognise a challenge: an odd coding is no reason to fail
-                    body, too_large = await read_body(response, min(self.policy.max_bytes, SNIFF_BYTES))
+                    body, too_large = await read_body(response, min(max_bytes, SNIFF_BYTES))
                 except (Unsupported, zlib.error):
                     body, too_large = b"", True
             complete = not too_large
@@ -426,7 +472,7 @@ class Fetcher:
             await response.aclose()
             if not complete and response.http_version == "HTTP/2":
                 await self._drop_http2(client, response.request.url)
-        return classify(code, headers, kind, charset, body, too_large, self.policy.max_bytes)
+        return classify(code, headers, kind, charset, body, too_large, max_bytes)
 
     # -- search providers
 
@@ -466,7 +512,7 @@ class Fetcher:
                 try:
                     code = response.status_code
                     if code in REDIRECT_STATUSES:
-                        location = _without_query(response.headers.get("location", "?"))
+                        location = _without_query(response.extensions.get(LOCATION, "?"))
                         raise FetchError(
                             f"{reason(code)} from {where}: redirects are not followed for search "
                             f"providers (Location: {location[:200]}); configure the final URL",
@@ -486,7 +532,7 @@ class Fetcher:
         except Unsupported as exc:
             raise FetchError(f"{where}: {exc}") from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError, zlib.error) as exc:
-            raise FetchError(f"{where}: {_describe(exc)}") from None
+            raise FetchError(f"{where}: {_failure(exc)[1]}") from None
         if too_large:
             raise FetchError(
                 f"{reason(code)} from {where}: response larger than {self.policy.max_bytes} bytes", code

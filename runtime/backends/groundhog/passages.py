@@ -4,7 +4,7 @@ A passage is one block of the Markdown (a paragraph, a list, a table, a fenced c
 the last heading above it. Its `start`/`end` are character offsets into the Markdown it was split
 from, so `markdown[p.start:p.end] == p.text` always holds and a client can cite or re-read it.
 
-Sizes are in `count_tokens` units (rank.py): a block over MAX_PASSAGE_TOKENS is split, prose at
+Sizes are in `count_tokens` units (tokens.py): a block over MAX_PASSAGE_TOKENS is split, prose at
 sentence ends, lists, tables and code at line ends (a line or sentence still too long at word
 boundaries, a word still too long anywhere); a block under MIN_PASSAGE_TOKENS is merged with the
 next block under the same heading, so a one-line caption or a list's lead-in ("You will need:")
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .rank import count_tokens
+from .tokens import count_tokens
 
 # ~300 tokens is a paragraph or two: long enough to carry an argument, short enough that a
 # 20k-token budget holds dozens of sources' best passages.

@@ -4,11 +4,8 @@
   given, each passage's heading counted as part of its text; the statistics (document
   frequencies, average length) are those of this set of passages, so a word every source uses is
   worth little. Scores are divided by the best one: the best passage scores 1.0.
-- `count_tokens`: the unit of every budget (see its comment for the estimate).
 - `fit_budget`: best first, each passage that fits is kept; the top passage always is, cut to the
-  budget when it alone is over it.
-- `cut_to_tokens`: the one way any text is cut to a token budget (the top passage here, a whole
-  page without a query in `read_url`), so every cut ends at a sentence or word end alike.
+  budget (tokens.cut_to_tokens) when it alone is over it.
 
 Standard library only: this runs on every `read_url` with a query and every `research`.
 """
@@ -19,10 +16,9 @@ import math
 import re
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .passages import Passage
+from .passages import Passage, markdown_to_text
+from .tokens import count_tokens, cut_to_tokens
 
 K1 = 1.2
 B = 0.75
@@ -42,26 +38,11 @@ def tokenize(text: str, *, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     return [word for word in _WORD.findall(text.casefold()) if word not in stopwords]
 
 
-def count_tokens(text: str) -> int:
-    """An estimate of a model's tokens in `text`: UTF-8 bytes / 4, rounded up.
-
-    Byte-pair tokenizers (GPT, Claude, Llama) work on UTF-8 bytes and average about four bytes per
-    token on English prose, so this is the familiar "4 characters a token" for ASCII, while
-    Cyrillic or Greek (2 bytes a letter) count about 2 letters a token and Chinese or Japanese (3
-    bytes) about 1.3 characters a token, close to what those tokenizers produce. A real tokenizer
-    would tie the budget to one model family and cost a vocabulary load; the budget is a bound
-    on size, not a bill. Monotonic in the text's length, so a prefix never counts more.
-    """
-    return -(-len(text.encode("utf-8", errors="replace")) // 4)
-
-
 def rank_passages(query: str, passages: list[Passage]) -> list[tuple[Passage, float]]:
     """The passages that share a word with `query`, best first, scored in (0, 1] by BM25 divided
     by the best score; equal scores keep document order. Passages with no query word are left
     out, so an empty list means nothing matched. A query of stopwords only ("what is it") is
     matched on those words rather than on nothing."""
-    from .passages import markdown_to_text
-
     stopwords = STOPWORDS if set(tokenize(query)) else frozenset()
     terms = set(tokenize(query, stopwords=stopwords))
     if not terms or not passages:
@@ -118,31 +99,3 @@ def fit_budget(
     set_aside = len(ranked) - len(kept)
     clamped = any(flag for _, _, flag in kept)
     return kept, set_aside > 0 or clamped, set_aside
-
-
-_SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*(?=\s)")
-
-
-def cut_to_tokens(text: str, max_tokens: int) -> str:
-    """`text` cut to fit `max_tokens` (count_tokens units): the text itself when it fits, else its
-    longest prefix that fits, ended at a sentence end if one is in that prefix's second half, else
-    at a word end if one is, else where the budget runs out; trailing whitespace removed. Always a
-    prefix of `text` (offsets into it stay valid) and never over the budget; a budget below 1 gives
-    "". The package's only text cutter: use it wherever a text must fit a budget."""
-    if count_tokens(text) <= max_tokens:
-        return text
-    low, high = 0, len(text)
-    while low < high:  # count_tokens never shrinks as the prefix grows: bisect the longest one
-        middle = (low + high + 1) // 2
-        if count_tokens(text[:middle]) <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = text[:low]
-    sentence_ends = [match.end() for match in _SENTENCE_END.finditer(prefix + " ")]
-    if sentence_ends and sentence_ends[-1] > len(prefix) // 2:
-        return prefix[: sentence_ends[-1]].rstrip()
-    space = max(prefix.rfind(" "), prefix.rfind("\n"), prefix.rfind("\t"))
-    if space > 0 and text[len(prefix) : len(prefix) + 1].strip():  # the cut is inside a word
-        return prefix[:space].rstrip()
-    return prefix.rstrip()

@@ -271,8 +271,9 @@ def _source(
         status, error = "timeout", "the research deadline passed before the page was read"
     elif page is not None and page.status != "ok":
         error = page.error or page.fetched.error or ""
-        late = "timed out" in error or "deadline" in error
-        status = "timeout" if late else "blocked" if error.startswith("refused") else "error"
+        status = (
+            "timeout" if page.status == "timeout" else "blocked" if error.startswith("refused") else "error"
+        )
     shown = threats[:THREATS_PER_SOURCE]
     return {
         "url": hit.url,

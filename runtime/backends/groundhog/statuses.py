@@ -1,5 +1,11 @@
 """What one HTTP answer is, as a page status: ok, a bot challenge, or why not.
 
+When no answer came, network.py says why: timeout (the request's time or the call's deadline ran
+out), dns_error (the host name has no address), connection_error (the connection failed: refused,
+reset, TLS, a broken protocol), redirect_error (too many redirects, a loop among them, or a
+Location that is no URL); a URL or address the fetcher refuses is blocked. unknown is left for
+what fits none of these (an HTTP status outside the ones below, a corrupt compressed body).
+
 HTTP statuses: 2xx with a readable body ok, with an empty (or blank) body empty; 404/410
 not_found; 429 rate_limited; 401/403/407/451 blocked; 5xx server_error; any other unknown. A 2xx
 whose media type is outside READABLE_TYPES is unsupported_content; a body over the cap once
@@ -39,6 +45,10 @@ STATUSES = (
     "unsupported_content",
     "empty",
     "too_large",
+    "timeout",
+    "dns_error",
+    "connection_error",
+    "redirect_error",
     "unknown",
 )
 READABLE_TYPES = frozenset(
@@ -164,14 +174,16 @@ def status_for(http_status: int, retry_after: str | None = None) -> tuple[str, s
     return "unknown", error
 
 
-def unreadable(code: int, kind: str, charset: str | None) -> Hop:
+def unreadable(
+    code: int, kind: str, charset: str | None, media_types: frozenset[str] = READABLE_TYPES
+) -> Hop:
     """A 2xx of a media type not read: unsupported_content, its body left unread."""
     return Hop(
         code,
         status="unsupported_content",
         content_type=kind,
         charset=charset,
-        error=f"media type {kind} is not read (only {', '.join(sorted(READABLE_TYPES))})",
+        error=f"media type {kind} is not read (only {', '.join(sorted(media_types))})",
     )
 
 

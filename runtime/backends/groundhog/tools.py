@@ -66,7 +66,8 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .network import refuse_url
     from .page import read_page
     from .passages import split_passages
-    from .rank import count_tokens, cut_to_tokens, fit_budget, rank_passages
+    from .rank import fit_budget, rank_passages
+    from .tokens import count_tokens, cut_to_tokens
 
     problem = refuse_url(params.url)
     if problem is not None:
@@ -107,13 +108,17 @@ async def read_url(params: Any, ctx: ToolContext) -> dict[str, Any]:
     if not matches and count_tokens(content) > max_tokens:
         content, truncated = cut_to_tokens(content, max_tokens), True
     truncated = truncated or page.incomplete is not None  # the page itself was read in part
+    status, error = page.status, page.error or fetched.error
+    if status == "ok" and not page.content.strip():
+        status, error = "empty", "no readable text on the page"
     return {
         "markdown": content,
         "title": page.extracted.title if page.extracted else "",
         "url": params.url,
         "final_url": fetched.final_url,
         "fetched_at": fetched.fetched_at,
-        "status": "empty" if fetched.status == "ok" and not page.content.strip() else fetched.status,
+        "status": status,
+        "error": error,
         "http_status": fetched.http_status,
         "truncated": truncated,
         "threats": threat_dicts(page.threats),

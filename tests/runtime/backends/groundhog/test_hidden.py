@@ -299,10 +299,24 @@ def test_with_a_linked_stylesheet_only_colours_declared_together_count() -> None
             ".sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0,0,0,0) }",
             '<span class="sr-only">X</span>',
         ),
-        ("@media screen and (min-width: 768px) { .d { display:none } }", '<div class="d">X</div>'),
+        ("@media screen and (min-width: 1px) { .d { display:none } }", '<div class="d">X</div>'),
         ("@media (prefers-color-scheme: light) { .d { display:none } }", '<div class="d">X</div>'),
         ("@supports (display: grid) { .d { display:none } }", '<div class="d">X</div>'),
-        ("@media(min-width:600px){.d{display:none}}", '<div class="d">X</div>'),
+        ("@media(max-width:99999px){.d{display:none}}", '<div class="d">X</div>'),
+        (  # hidden on wide screens by one rule, on narrow ones by another: on every screen
+            "@media (min-width: 765px) { .d { display:none } }"
+            " @media (max-width: 764.98px) { .d { opacity:0 } }",
+            '<div class="d">X</div>',
+        ),
+        (  # the range syntax of Media Queries 4, both ways round
+            "@media (width >= 765px) { .d { display:none } } @media (765px > width) { .d { display:none } }",
+            '<div class="d">X</div>',
+        ),
+        (  # hidden where a parent is hidden, hidden by itself elsewhere
+            "@media (min-width: 765px) { .p { display:none } }"
+            " @media (max-width: 764px) { .d { visibility:hidden } }",
+            '<div class="p"><span class="d">X</span></div>',
+        ),
         (".n { color: red; .m { color: blue } display: none }", '<div class="n">X</div>'),
         (".d { display:none }", '<div class="d" style="color:red">X</div>'),
         (".d { display:none !important }", '<div class="d" style="display:block">X</div>'),
@@ -328,6 +342,18 @@ def test_stylesheet_rules_that_hide(css: str, body: str) -> None:
         (".d { display: none } .d { display: block }", '<div class="d">X</div>'),
         (".d { display: none }", '<div class="d" style="display: block">X</div>'),
         ("@media (max-width: 600px) { .d { display:none } }", '<div class="d">X</div>'),
+        # Shown on phones (the teaser): layout, not hiding.
+        (".d { display:block } @media (min-width:765px) { .d { display:none } }", '<div class="d">X</div>'),
+        ("@media screen and (min-width: 768px) { .d { display:none } }", '<div class="d">X</div>'),
+        ("@media(min-width:600px){.d{opacity:0}}", '<div class="d">X</div>'),
+        ("@media (orientation: landscape) { .d { visibility:hidden } }", '<div class="d">X</div>'),
+        (".d { display:none } @media (max-width: 600px) { .d { display:block } }", '<div class="d">X</div>'),
+        (
+            ".d { color:#fff } body { background:#000 }"
+            " @media (min-width: 1000px) { body { background:#fff } }",
+            '<div class="d">X</div>',
+        ),
+        ("@media print, (min-width: 1500px) { .d { display:none } }", '<div class="d">X</div>'),
         ("@media print { .d { display:none } }", '<div class="d">X</div>'),
         ("@media (prefers-color-scheme: dark) { .d { display:none } }", '<div class="d">X</div>'),
         ("@media (hover: none) { .d { display:none } }", '<div class="d">X</div>'),

@@ -92,6 +92,10 @@ async def fetch(url: str, *, deadline: float | None = None, resolver: Names | No
         ("http://example.com/" + "a" * 9000, "longer than 8192"),
         ("http://example.com:99999/", "port 99999 is out of range"),
         ("http://[::1/", "not a valid URL"),
+        ("http://xn--.com/", "not a valid URL: the host name is not valid IDNA"),
+        ("http://xn--a.com/", "not a valid URL: the host name is not valid IDNA"),
+        ("http://./", "no host"),
+        ("http://example.com./", None),  # fully qualified: the same name
     ],
 )
 def test_refuse_url(url: str, problem: str | None) -> None:
@@ -501,7 +505,7 @@ async def test_an_endless_body_ends_too_large_and_a_dripping_one_times_out(web: 
     got = await fetch(fast, max_bytes=2_000_000)
     assert got.status == "too_large"
     got = await fetch(drip, timeout_seconds=0.5)
-    assert (got.status, got.error) == ("unknown", "timed out after 0.5 s")
+    assert (got.status, got.error) == ("timeout", "timed out after 0.5 s")
 
 
 # ---------------------------------------------------------------- redirects
@@ -516,16 +520,23 @@ async def test_redirects_are_followed_and_recorded(web: WebServer) -> None:
     assert len(web.requests_to("/final")) == 1
 
 
-async def test_too_many_redirects_is_unknown(web: WebServer) -> None:
+async def test_too_many_redirects_is_a_redirect_error(web: WebServer) -> None:
     web.page("/final", PAGE)
     start = web.redirect_chain("/r", 3, "/final")
     assert (await fetch(start, max_redirects=3)).status == "ok"
     got = await fetch(start, max_redirects=2)
-    assert (got.status, got.error) == ("unknown", "too many redirects (more than 2)")
+    assert (got.status, got.error) == ("redirect_error", "too many redirects (more than 2)")
     assert got.final_url == web.url("/r/2") and got.http_status == 302
     assert len(web.requests_to("/final")) == 1  # only the first fetch got there
     loop = web.redirect("/loop", "/loop", 301)
-    assert (await fetch(loop)).error == "too many redirects (more than 5)"
+    got = await fetch(loop)
+    assert (got.status, got.error) == ("redirect_error", "too many redirects (more than 5) (a loop)")
+    bad = web.redirect("/bad", "http://xn--.com/")  # a Location whose host is no name: refused
+    got = await fetch(bad)
+    assert got.status == "blocked" and "not valid IDNA" in got.error
+    broken = web.redirect("/broken", "http://[::1")  # a Location that is no URL at all
+    got = await fetch(broken)
+    assert got.status == "redirect_error" and got.error.startswith("invalid redirect Location 'http://[::1'")
 
 
 @pytest.mark.parametrize(
@@ -587,6 +598,22 @@ async def test_a_name_resolving_to_loopback_is_refused_unless_allowed(web: WebSe
     assert web.requests[-1].host == f"site.test:{web.port}"
 
 
+async def test_a_fully_qualified_name_is_resolved_and_checked_as_the_name(web: WebServer) -> None:
+    """ "localhost." (a trailing dot: the name written fully qualified) is localhost: refused as
+    loopback unless allowed, reached when allowed; the system resolver alone would not find it."""
+    web.page("/a", PAGE)
+    got = await fetch(web.url("/a", host="localhost."), allowed_networks=())
+    assert (got.status, got.error) == ("blocked", "refused: localhost. resolves to a loopback address")
+    got = await fetch(web.url("/a", host="127.0.0.1."), allowed_networks=())
+    assert (got.status, got.error) == ("blocked", "refused: 127.0.0.1. resolves to a loopback address")
+    assert web.requests == []
+    got = await fetch(web.url("/a", host="localhost."))
+    assert (got.status, got.body) == ("ok", PAGE)
+    names = Names({"site.test": [["127.0.0.1"]]})
+    assert (await fetch(web.url("/a", host="site.test."), resolver=names)).status == "ok"
+    assert names.calls == ["site.test"]
+
+
 async def test_the_checked_address_is_the_one_connected_no_second_lookup(web: WebServer) -> None:
     """By construction: rebind.test exists only in the injected resolver, which answers
     127.0.0.1 once and a private address afterwards. The page is served, so the socket was
@@ -617,16 +644,15 @@ async def test_a_name_with_mixed_answers_is_reached_through_the_allowed_one_only
     assert (await fetch(web.url("/a", host="mixed.test"), resolver=names)).status == "ok"
 
 
-async def test_network_failures_are_unknown_not_raised(web: WebServer) -> None:
+async def test_network_failures_say_which_not_raised(web: WebServer) -> None:
     closed = WebServer()
     closed.close()  # a port nobody listens on any more
     got = await fetch(closed.url("/"))
-    assert got.status == "unknown" and got.error.startswith("could not connect")
+    assert got.status == "connection_error" and got.error.startswith("could not connect")
     got = await fetch(web.url("/", host="nowhere.test"), resolver=Names({}))
-    assert (got.status, got.error) == (
-        "unknown",
-        "could not connect: cannot resolve nowhere.test: Name or service not known",
-    )
+    assert (got.status, got.error) == ("dns_error", "cannot resolve nowhere.test: Name or service not known")
+    got = await fetch("http://nowhere.invalid/")  # the system resolver: .invalid resolves nowhere
+    assert got.status == "dns_error" and got.error.startswith("cannot resolve nowhere.invalid")
     got = await fetch("not a url")
     assert (got.status, got.error) == ("blocked", "refused: no scheme: give an absolute http or https URL")
 
@@ -697,7 +723,7 @@ async def test_a_pacing_slot_after_the_deadline_fails_at_once(web: WebServer) ->
         # A redirect to the same host does not wait for a second slot.
         assert (await fetcher.fetch(web.url("/hop"), deadline=deadline)).status == "ok"
         got = await fetcher.fetch(web.url("/a"), deadline=deadline)
-        assert got.status == "unknown"
+        assert got.status == "timeout"
         assert re.fullmatch(
             r"rate limit: the next request to 127\.0\.0\.1 may start in .* s, after the deadline", got.error
         )
@@ -711,11 +737,11 @@ async def test_a_pacing_slot_after_the_deadline_fails_at_once(web: WebServer) ->
 async def test_timeout_and_deadline(web: WebServer) -> None:
     slow = web.slow("/slow", 30)
     got = await fetch(slow, timeout_seconds=0.3)
-    assert (got.status, got.error) == ("unknown", "timed out after 0.3 s")
+    assert (got.status, got.error) == ("timeout", "timed out after 0.3 s")
     got = await fetch(slow, deadline=time.monotonic() + 0.3)
-    assert got.status == "unknown" and got.error.startswith("deadline reached after")
+    assert got.status == "timeout" and got.error.startswith("deadline reached after")
     got = await fetch(slow, deadline=time.monotonic() - 1)
-    assert got.status == "unknown" and got.error.startswith("deadline passed before")
+    assert got.status == "timeout" and got.error.startswith("deadline passed before")
 
 
 # ---------------------------------------------------------------- get_json (search providers)
@@ -862,13 +888,13 @@ async def test_https_names_the_host_for_sni_and_the_certificate() -> None:
             assert (got.status, got.body) == ("ok", PAGE)
             assert web.sni_names == ["secure.test"]
             got = await fetcher.fetch(web.url("/a", host="other.test"))
-            assert got.status == "unknown" and "certificate" in got.error.lower()
+            assert got.status == "connection_error" and "certificate" in got.error.lower()
             assert got.error.startswith("could not connect")
             # A certificate from an authority the client does not trust.
             stranger = Fetcher(FetchPolicy(allowed_networks=LOCAL), resolver=names)
             try:
                 got = await stranger.fetch(web.url("/a", host="secure.test"))
-                assert got.status == "unknown" and "certificate verify failed" in got.error
+                assert got.status == "connection_error" and "certificate verify failed" in got.error
             finally:
                 await stranger.aclose()
         finally:
@@ -899,7 +925,7 @@ async def test_http2_when_the_server_offers_it() -> None:
             assert (await fetcher.fetch(web.url("/endless", host="secure.test"))).status == "too_large"
             assert (await fetcher.fetch(web.url("/a", host="secure.test"))).status == "ok"
             got = await fetcher.fetch(web.url("/drip", host="secure.test"), deadline=time.monotonic() + 0.3)
-            assert got.status == "unknown" and got.error.startswith("deadline reached")
+            assert got.status == "timeout" and got.error.startswith("deadline reached")
             assert (await fetcher.fetch(web.url("/a", host="secure.test"))).status == "ok"
         finally:
             await fetcher.aclose()

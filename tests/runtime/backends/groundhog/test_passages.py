@@ -19,7 +19,7 @@ from lynxc.runtime.backends.groundhog.passages import (
     markdown_to_text,
     split_passages,
 )
-from lynxc.runtime.backends.groundhog.rank import count_tokens
+from lynxc.runtime.backends.groundhog.tokens import count_tokens
 
 ARTICLES = Path(__file__).parents[3] / "data" / "web" / "articles"
 TRUTH = json.loads((ARTICLES / "ground-truth.json").read_text(encoding="utf-8"))

@@ -7,13 +7,8 @@ import math
 import pytest
 
 from lynxc.runtime.backends.groundhog.passages import Passage, split_passages
-from lynxc.runtime.backends.groundhog.rank import (
-    count_tokens,
-    cut_to_tokens,
-    fit_budget,
-    rank_passages,
-    tokenize,
-)
+from lynxc.runtime.backends.groundhog.rank import fit_budget, rank_passages, tokenize
+from lynxc.runtime.backends.groundhog.tokens import count_tokens, cut_to_tokens
 
 PAGE = """# Groundhog Day
 
