@@ -275,3 +275,45 @@ async def test_a_server_without_the_files_serves_the_index_with_drift_unknown(
     assert done.stderr.strip().splitlines()[0] == (
         f"lynxc index: source 'code': root '{tmp_path / 'not-here'}' is not a folder"
     )
+
+
+async def test_built_in_folder_skips_are_said_and_yield_to_include(tmp_path: Path) -> None:
+    """A real package folder named `build` is indexed when `include` names it, and the skip
+    list is published: every built-in folder is named in the `sources` setting's description."""
+    from lynxc.runtime.backends.vendored import VENDOR_DIRS
+    from lynxc.runtime.definition import load_definition
+
+    root = tmp_path / "repo"
+    for rel, text in {
+        "build/backend.py": "def compile_wheel(project):\n    return project\n",
+        "node_modules/left/pad.py": "def pad_left(text):\n    return text\n",
+        "src/app.py": "def main():\n    return 0\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings = {
+        "sources": [
+            {"name": "named", "root": str(root), "include": ["build/**", "src/**"]},
+            {"name": "default", "root": str(root)},
+            {"name": "replaced", "root": str(root), "exclude": ["node_modules/"]},
+        ],
+        "index_dir": str(tmp_path / "index"),
+        "embedder": "static",
+    }
+    command = [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(settings)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    async with stdio_client("lynx-mcp", settings) as client:
+        listed = await call(client, "list_sources")
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        found = await call(client, "search", query="compile wheel", source="named")
+    assert {s["name"]: s["files_indexed"] for s in listed["sources"]} == {
+        "named": 2,
+        "default": 1,
+        "replaced": 2,
+    }
+    assert found["results"][0]["path"] == "build/backend.py"
+    assert "build, dist, target, vendor, node_modules" in tools["list_sources"].description
+    described = load_definition(ROOT / "generated/lynx-mcp").settings_schema["sources"]["description"]
+    listed_dirs = described.split("build output (", 1)[1].split(")", 1)[0]
+    assert sorted(" ".join(listed_dirs.split()).split(", ")) == sorted(VENDOR_DIRS), described
