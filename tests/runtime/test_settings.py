@@ -317,3 +317,29 @@ def test_a_path_or_uri_keeps_a_uri_as_written_and_resolves_a_path(tmp_path: Path
     # Only a `path-or-uri` keeps a URI: a plain `path` makes it a (strange) folder below the start.
     resolved, _ = resolve_paths({"d": {"type": "string", "format": "path"}}, {"d": "s3://b"}, str(tmp_path))
     assert resolved["d"] == str(tmp_path / "s3:/b")
+
+
+def test_deferred_checks_run_once_in_the_background_per_package() -> None:
+    from lynxc.runtime.startup_checks import DeferredChecks
+
+    runs: list[str] = []
+
+    def index_check(settings: dict) -> list[str]:
+        runs.append("index")
+        return [f"setting 'index_dir': {settings['index_dir']!r} is damaged"]
+
+    def broken_check(settings: dict) -> list[str]:
+        raise OSError("disk gone")
+
+    checks = DeferredChecks({"pkg.index": index_check, "pkg.broken": broken_check}, {"index_dir": "/i"})
+
+    async def ask() -> list[list[str]]:
+        return [await checks.problems(package) for package in ("pkg.index", "pkg.index", "pkg.broken", None)]
+
+    assert anyio.run(ask) == [
+        ["setting 'index_dir': '/i' is damaged"],
+        ["setting 'index_dir': '/i' is damaged"],
+        ["the start-up check of pkg.broken failed: OSError: disk gone"],  # never a caller left waiting
+        [],  # a user's backend: no built-in package, no check
+    ]
+    assert runs == ["index"]
