@@ -1,14 +1,23 @@
-"""Per-embedder constants measured on lynx-mcp's judged sets (bench/retrieval_quality.py): four
+"""Per-embedder constants measured on lynx-mcp's judged sets (bench/retrieval_quality.py): five
 sets of different character (Cranfield prose; code-search, docstring -> function with the
 docstring removed from the index; identifiers, queries that name an API; snippets, code-search
-over stand-alone functions) and 60 nonsense queries. An embedder not measured here gets the
-minilm values.
+over stand-alone functions; web-questions, short web-search-style questions over one short
+function per file) and 66 nonsense queries. An embedder not measured here gets the minilm values.
 
 KEYWORD_WEIGHT, the sparse ranking's share in score fusion (fusion.py), is the weight whose worst
 margin over the better single mode, across the four sets, is largest. With minilm every weight
 from 0.1 to 0.7 beats both single modes on every set (nDCG@10); 0.5 is the plateau's middle and
 its best worst case. With static, dense retrieval is too weak on code (nDCG@10 0.045 against
 BM25's 0.427 on code-search) for any mix to beat BM25 alone, so hybrid is BM25 there.
+
+AGREEMENT_POWER is how sharply that weight gives way, per query, when BM25's best hits are less
+similar to the query than the dense ranking's (fusion.adapted_keyword_weight). The fixed weight
+0.5 was measured on the first four sets, where both modes are about as good; on web-questions
+dense retrieval is far ahead (nDCG@10 0.716 against BM25's 0.257), the questions share only
+common words with their answers, and every fixed weight above 0 lost to dense alone (0.5:
+0.523). With minilm the power is the lowest at which no set's hybrid is below its better mode
+(the paired mean difference, and its 95% interval reaching above 0); it keeps part of the
+fixed weight's gain where both modes are good. Static needs none: its weight is 1.
 
 MIN_SCORE, deep_search's default threshold on similarity (the cosine), is the highest best
 similarity any nonsense query worded as a question or a word salad reached on any set, plus a
@@ -22,12 +31,17 @@ everything) and a query without content words passes.
 from __future__ import annotations
 
 KEYWORD_WEIGHT = {"minilm": 0.5, "static": 1.0}
+AGREEMENT_POWER = {"minilm": 20.0, "static": 0.0}
 MIN_SCORE = {"minilm": 0.42, "static": 0.72}
 MEASURED_WITH = "minilm"
 
 
 def keyword_weight(embedder: str) -> float:
     return KEYWORD_WEIGHT.get(embedder, KEYWORD_WEIGHT[MEASURED_WITH])
+
+
+def agreement_power(embedder: str) -> float:
+    return AGREEMENT_POWER.get(embedder, AGREEMENT_POWER[MEASURED_WITH])
 
 
 def min_score(embedder: str) -> float:
