@@ -601,9 +601,10 @@ def web_questions_set(distractors: int = 1500) -> JudgedSet:
     short: dict[str, None] = {}  # texts, in corpus order, without repeats
     for source in sources:
         for chunk in chunk_file(source.path, source.text, kind="auto"):
-            text = textwrap.dedent(chunk.text)
-            if chunk.kind in ("function", "method") and text.count("\n") < MAX_DISTRACTOR_LINES:
-                short.setdefault(text.strip() + "\n", None)
+            text = textwrap.dedent(chunk.text).strip() + "\n"
+            # a whole short function: not a piece of a longer one
+            if text.count("\n") <= MAX_DISTRACTOR_LINES and _one_function(text):
+                short.setdefault(text, None)
     rng = random.Random(SEED)
     texts = [(None, text) for text in rng.sample(list(short), min(distractors, len(short)))]
     texts += [(query, text) for query, _, text in pairs]
@@ -623,6 +624,14 @@ def web_questions_set(distractors: int = 1500) -> JudgedSet:
         f"web-questions: {len(queries)} web-search-style questions (bench/data/web-questions) over "
         f"{len(files)} one-function files: their answers and {len(texts) - len(queries)} short "
         f"functions (seed {SEED}) of {versions}",
+    )
+
+
+def _one_function(text: str) -> bool:
+    tree = _parse(text)
+    return tree is not None and [type(node) for node in tree.body] in (
+        [ast.FunctionDef],
+        [ast.AsyncFunctionDef],
     )
 
 
