@@ -34,7 +34,14 @@ from records_common import ndcg_at_10  # bench/ is the script's folder, first on
 from retrieval_sets import SETS, JudgedSet, doc_key, nonsense_queries
 
 from lynxc.runtime.backends.lynx.calibration import agreement_power, keyword_weight, min_score
-from lynxc.runtime.backends.lynx.fusion import DEFAULT_FUSION, FUSIONS, Pools, Ranked, fuse
+from lynxc.runtime.backends.lynx.fusion import (
+    DEFAULT_FUSION,
+    FUSIONS,
+    Pools,
+    Ranked,
+    fuse,
+    query_agreement_power,
+)
 from lynxc.runtime.backends.lynx.indexer import index_source
 from lynxc.runtime.backends.lynx.ranking import POOL, candidate_pools
 from lynxc.runtime.backends.lynx.reader import IndexReader
@@ -133,15 +140,21 @@ def percentiles(values: list[float]) -> str:
     return "  ".join(f"{v:.3f}" for v in picks) + f"   max {ordered[-1]:.3f}"
 
 
-def systems(weight: float, power: float, default: str) -> dict[str, Callable[[Pools], list[Ranked]]]:
-    out: dict[str, Callable[[Pools], list[Ranked]]] = {
-        "sparse": lambda p: fuse(p, "sparse", DEFAULT_FUSION),
-        "dense": lambda p: fuse(p, "dense", DEFAULT_FUSION),
+def hybrid(pools: Pools, query: str, weight: float, power: float, fusion: str = "score") -> list[Ranked]:
+    """Hybrid as ranking.search fuses it: the agreement power as the query gets it."""
+    return fuse(pools, "hybrid", fusion, weight, query_agreement_power(query, power))
+
+
+def systems(weight: float, power: float, default: str) -> dict[str, Callable[[Pools, str], list[Ranked]]]:
+    """label -> ranks (pools, query text)."""
+    out: dict[str, Callable[[Pools, str], list[Ranked]]] = {
+        "sparse": lambda p, _: fuse(p, "sparse", DEFAULT_FUSION),
+        "dense": lambda p, _: fuse(p, "dense", DEFAULT_FUSION),
     }
     for fusion in FUSIONS:
         label = default if fusion == DEFAULT_FUSION else f"hybrid, {fusion}"
-        out[label] = lambda p, fusion=fusion: fuse(p, "hybrid", fusion, weight, power)
-    out[f"hybrid, score, fixed weight {weight}"] = lambda p: fuse(p, "hybrid", "score", weight, 0.0)
+        out[label] = lambda p, query, fusion=fusion: hybrid(p, query, weight, power, fusion)
+    out[f"hybrid, score, fixed weight {weight}"] = lambda p, query: hybrid(p, query, weight, 0.0)
     return out
 
 
@@ -192,7 +205,7 @@ def main() -> None:
             directory, chunks, took = index(judged, folder, embedder)
             pools = asyncio.run(all_pools(directory, name, {**judged.queries, **nonsense}, embedder))
             runs = {
-                label: {q: ranked_docs(name, rank(pools[q])) for q in judged.qrels}
+                label: {q: ranked_docs(name, rank(pools[q], judged.queries[q])) for q in judged.qrels}
                 for label, rank in systems(weight, power, default).items()
             }
             runs["bm25s BM25 (reference for sparse)"] = bm25s_runs(judged)
@@ -208,7 +221,10 @@ def main() -> None:
             sweep[name] = [
                 mean_ndcg(
                     judged,
-                    {q: ranked_docs(name, fuse(pools[q], "hybrid", "score", w, power)) for q in judged.qrels},
+                    {
+                        q: ranked_docs(name, hybrid(pools[q], judged.queries[q], w, power))
+                        for q in judged.qrels
+                    },
                 )
                 for w in WEIGHTS
             ]
@@ -216,7 +232,7 @@ def main() -> None:
                 mean_ndcg(
                     judged,
                     {
-                        q: ranked_docs(name, fuse(pools[q], "hybrid", "score", weight, p))
+                        q: ranked_docs(name, hybrid(pools[q], judged.queries[q], weight, p))
                         for q in judged.qrels
                     },
                 )

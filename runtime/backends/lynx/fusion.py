@@ -12,7 +12,10 @@ that orders it. Pure functions over the pools; ranking.py fetches them.
   ranking's do, judged by the one measure both share, the embedder's similarity. A question
   typed as into a web search ("python check if file exists") shares only common words with
   the code that answers it: BM25's best hits match those words and are about something else,
-  and a fixed weight let them outvote a dense ranking that had the answer first.
+  and a fixed weight let them outvote a dense ranking that had the answer first. A query that
+  names code (`Client.send`, `parse_header()`, `BaseLoader`) keeps the fixed weight
+  (`query_agreement_power`): an exact name is BM25's strength, and the embedder's similarity
+  judges a chunk holding it no higher than its neighbours.
 - `rrf`: reciprocal rank fusion, k=60, every ranking of every source weighted equally (lynx's
   original fusion). It drags a strong ranking down when the other is weak. Reported score: the
   RRF sum over its largest possible value, in (0, 1].
@@ -23,9 +26,12 @@ The keyword weight is measured per embedder (calibration.py).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from lynxc.runtime.backends.retrieval.identifiers import has_compound_identifier
 
 from .calibration import AGREEMENT_POWER, KEYWORD_WEIGHT, MEASURED_WITH
 
@@ -36,6 +42,7 @@ DEFAULT_KEYWORD_WEIGHT = KEYWORD_WEIGHT[MEASURED_WITH]  # the default embedder's
 DEFAULT_AGREEMENT_POWER = AGREEMENT_POWER[MEASURED_WITH]
 AGREEMENT_TOP = 5  # how many of each ranking's best hits adapted_keyword_weight compares
 FOUND = 1e-6  # see _standardized
+_DOTTED_OR_CALLED = re.compile(r"\w\.[A-Za-z_]|\w\(")  # Client.send, send(); not 2.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,13 @@ def fuse(
     else:
         scored = _by_score(pools, adapted_keyword_weight(pools, keyword_weight, agreement_power))
     return sorted(scored.values(), key=_order)
+
+
+def query_agreement_power(query: str, agreement_power: float) -> float:
+    """The agreement power for this query: 0 (the weight stays fixed) when it names code, a
+    dotted name, a call or a CamelCase or snake_case identifier."""
+    names_code = bool(_DOTTED_OR_CALLED.search(query)) or has_compound_identifier(query)
+    return 0.0 if names_code else agreement_power
 
 
 def adapted_keyword_weight(pools: Pools, keyword_weight: float, agreement_power: float) -> float:

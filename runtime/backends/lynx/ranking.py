@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 from .filters import Filters
-from .fusion import DEFAULT_AGREEMENT_POWER, DEFAULT_FUSION, DEFAULT_KEYWORD_WEIGHT, Candidate, Pools, fuse
+from .fusion import (
+    DEFAULT_AGREEMENT_POWER,
+    DEFAULT_FUSION,
+    DEFAULT_KEYWORD_WEIGHT,
+    Candidate,
+    Pools,
+    fuse,
+    query_agreement_power,
+)
 from .reader import IndexReader
 
 # Candidates per ranking: at least the largest top_k (the tools' max_top_k cap), and deep
@@ -66,7 +74,7 @@ async def search(
     `pool` is raised to top_k if it is smaller, so a page is never cut short by it."""
     depth = max(pool, top_k)
     pools = await candidate_pools(reader, sources, query, vector, mode, filters.where(), depth)
-    ranked = fuse(pools, mode, fusion, keyword_weight, agreement_power)
+    ranked = fuse(pools, mode, fusion, keyword_weight, query_agreement_power(query, agreement_power))
     return [_hit(item.source, item.candidate, item.score) for item in ranked[:top_k]]
 
 

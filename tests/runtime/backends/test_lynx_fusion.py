@@ -8,7 +8,7 @@ import random
 import pytest
 
 from lynxc.runtime.backends.lynx.calibration import agreement_power, keyword_weight, min_score
-from lynxc.runtime.backends.lynx.fusion import Candidate, adapted_keyword_weight, fuse
+from lynxc.runtime.backends.lynx.fusion import Candidate, adapted_keyword_weight, fuse, query_agreement_power
 
 
 def pool(*items: tuple[str, float, float]) -> list[Candidate]:
@@ -156,3 +156,22 @@ def test_the_adapted_weight_keeps_agreement_and_its_ends() -> None:
     assert adapted_keyword_weight(web, 0.5, 0) == 0.5
     assert adapted_keyword_weight({"s": (WEB_SPARSE, [])}, 0.5, 16) == 0.5  # nothing to compare
     assert adapted_keyword_weight({"s": (WEB_SPARSE, pool(("z", 0.0, 0.0)))}, 0.5, 16) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("query", "adapts"),
+    [
+        ("python check if file exists", True),
+        ("convert string to datetime", True),
+        ("Client.send", False),
+        ("parse_header_links()", False),
+        ("where is BaseLoader defined", False),
+        ("HTTPClient timeout", False),
+        ("send() with a body", False),
+        ("version 2.0 changes", True),  # digits around a dot are no name
+    ],
+)
+def test_a_query_naming_code_keeps_the_fixed_weight(query: str, adapts: bool) -> None:
+    """An exact name is BM25's strength and the embedder cannot tell the chunk holding it from
+    its neighbours, so such a query keeps the keyword weight as measured."""
+    assert query_agreement_power(query, 20.0) == (20.0 if adapts else 0.0)
