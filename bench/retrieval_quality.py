@@ -145,6 +145,13 @@ def hybrid(pools: Pools, query: str, weight: float, power: float, fusion: str = 
     return fuse(pools, "hybrid", fusion, weight, query_agreement_power(query, power))
 
 
+def hybrid_ndcg(judged: JudgedSet, pools: dict[str, Pools], weight: float, power: float) -> float:
+    ranked = {
+        q: ranked_docs(judged.name, hybrid(pools[q], judged.queries[q], weight, power)) for q in judged.qrels
+    }
+    return mean_ndcg(judged, ranked)
+
+
 def systems(weight: float, power: float, default: str) -> dict[str, Callable[[Pools, str], list[Ranked]]]:
     """label -> ranks (pools, query text)."""
     out: dict[str, Callable[[Pools, str], list[Ranked]]] = {
@@ -218,26 +225,8 @@ def main() -> None:
                 f"  {name:<14} {label:<44} {paired_difference(judged, runs[label], runs[better])} vs {better}"
                 for label in hybrids
             ]
-            sweep[name] = [
-                mean_ndcg(
-                    judged,
-                    {
-                        q: ranked_docs(name, hybrid(pools[q], judged.queries[q], w, power))
-                        for q in judged.qrels
-                    },
-                )
-                for w in WEIGHTS
-            ]
-            power_sweep[name] = [
-                mean_ndcg(
-                    judged,
-                    {
-                        q: ranked_docs(name, hybrid(pools[q], judged.queries[q], weight, p))
-                        for q in judged.qrels
-                    },
-                )
-                for p in POWERS
-            ]
+            sweep[name] = [hybrid_ndcg(judged, pools, w, power) for w in WEIGHTS]
+            power_sweep[name] = [hybrid_ndcg(judged, pools, weight, p) for p in POWERS]
             for q, found in pools.items():
                 kind = "nonsense" if q in nonsense else "judged"
                 first, third = best_similarities(found)
