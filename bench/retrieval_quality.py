@@ -50,7 +50,7 @@ from lynxc.runtime.backends.lynx.store import Store
 from lynxc.runtime.backends.retrieval.embedders import Embedder, get_embedder
 
 WEIGHTS = [w / 10 for w in range(11)]
-POWERS = [0.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0]
+POWERS = [0.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0, 32.0]
 RESAMPLES = 2000
 
 

@@ -15,12 +15,13 @@ similar to the query than the dense ranking's (fusion.adapted_keyword_weight; a 
 code keeps the weight). The fixed weight 0.5 was measured on the first four sets, where both
 modes are about as good; on web-questions dense retrieval is far ahead (nDCG@10 0.718 against
 BM25's 0.267), its questions share only common words with their answers, and the fixed weight
-lost to dense alone by 0.177 (95% interval [-0.234, -0.122]). Of the powers measured (0, 4, 8,
-12, 16, 20, 24, 32), 20 is the lowest at which no set's mean paired difference from its better
-mode is below 0 (web-questions +0.001 [-0.006, +0.013]); it gives back part of the fixed
-weight's gain where both modes are good (code-search +0.014 over dense, against +0.054 with the
-fixed weight; identifiers, whose queries name code, keep +0.077). Static needs none: its weight
-is 1.
+lost to dense alone by 0.177 (95% interval [-0.234, -0.121]). Of the powers measured (0, 4, 8,
+12, 16, 20, 24, 32), 20 is the one at which no set's mean paired difference from its better mode
+is below 0 (the worst, web-questions, +0.001 [-0.006, +0.013]; at 16 it is -0.010, at 24
+-0.003, at 32 -0.001: the same question set, so noise decides among the high powers), and at
+20 the weight 0.5 still has the best worst case. It gives back part of the fixed weight's gain
+where both modes are good (code-search +0.014 over dense, against +0.054 with the fixed weight;
+identifiers, whose queries name code, keep +0.077). Static needs none: its weight is 1.
 
 MIN_SCORE, deep_search's default threshold on similarity (the cosine), is the highest best
 similarity any nonsense query worded as a question or a word salad reached on any set, plus a
