@@ -2,7 +2,9 @@
 
 Each run starts a fresh process, sends initialize, notifications/initialized and tools/list as
 raw JSON-RPC lines, and stops the clock when the tools/list answer arrives. The servers are run
-alternately so machine noise hits both alike; medians and their ratio are printed.
+alternately so machine noise hits both alike; medians and their ratio are printed. lynx-mcp is
+served over a real index (a few files, indexed by `lynxc index` first): its start-up check opens
+that index, which must not stand in front of `tools/list`.
 
     python bench/cold_start.py [--runs 15] [--smoke]
 """
@@ -14,6 +16,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +44,20 @@ SERVERS = {
     "lynxc serve dot-harness (3 tools)": [LYNXC, "--project", str(ROOT), "serve", "dot-harness"],
     "python generated/dot-harness/server.py": [sys.executable, str(ROOT / "generated/dot-harness/server.py")],
 }
+
+
+def lynx_over_an_index(folder: Path) -> list[str]:
+    """The command serving lynx-mcp over an index of a few files, built here by `lynxc index`."""
+    (folder / "code").mkdir()
+    for i in range(20):
+        (folder / "code" / f"m{i}.py").write_text(f"def handler_{i}(request):\n    return {i}\n")
+    sources = [{"name": "code", "root": str(folder / "code")}]
+    settings = ["--set", f"sources={json.dumps(sources)}", "--set", f"index_dir={folder / 'index'}"]
+    settings += ["--set", "embedder=static"]
+    subprocess.run(
+        [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings], check=True, capture_output=True
+    )
+    return [LYNXC, "--project", str(ROOT), "serve", "lynx-mcp", *settings]
 
 
 def time_to_tools_list(command: list[str]) -> float:
@@ -82,11 +99,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     runs = parse_args_with_smoke(parser, runs=1).runs
-    medians = alternated_medians(SERVERS, runs, time_to_tools_list)
+    with tempfile.TemporaryDirectory() as folder:
+        servers = {
+            **SERVERS,
+            "lynxc serve lynx-mcp, with an index (3 tools)": lynx_over_an_index(Path(folder)),
+        }
+        medians = alternated_medians(servers, runs, time_to_tools_list)
     baseline = medians[next(iter(SERVERS))]
     print(f"cold start, process start -> tools/list answered, median of {runs} alternated runs")
     for name, median in medians.items():
-        print(f"  {name:<42} {median * 1000:7.1f} ms   ratio {median / baseline:4.2f}x")
+        print(f"  {name:<46} {median * 1000:7.1f} ms   ratio {median / baseline:4.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Judged retrieval sets of different character, for comparing lynx-mcp's sparse, dense and fused
 rankings: Cranfield (prose abstracts), code search (a docstring's first paragraph -> the function
-it documented, that docstring removed from the indexed text) and identifiers (a developer typing
-an API's name -> its definition), plus nonsense queries that no document answers.
+it documented, that docstring removed from the indexed text), identifiers (a developer typing
+an API's name -> its definition), snippets (code search over stand-alone functions) and
+web-questions (short questions as typed into a web search, over one short function per file),
+plus nonsense queries that no document answers.
 
 The code sets are built from the Python sources of a fixed list of installed packages (read from
 the running interpreter's site-packages, never copied, never fetched): their versions are in each
@@ -77,7 +79,7 @@ class JudgedSet:
 
 def doc_key(set_kind_or_name: str, path: str, symbol: str) -> str:
     """The document a search hit (its path and symbol) belongs to, as the set's qrels name it."""
-    if set_kind_or_name in ("docs", "cranfield", "snippets"):
+    if set_kind_or_name in ("docs", "cranfield", "snippets", "web-questions"):
         return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     if set_kind_or_name in ("code", "code-search", "identifiers"):
         return f"{path}::{PART.sub('', symbol)}"
@@ -567,11 +569,82 @@ def snippets_set(limit: int = 400) -> JudgedSet:
     )
 
 
+# --- web questions: what a developer types into a web search -> one short function ------------
+
+WEB_QUESTIONS = Path(__file__).resolve().parent / "data" / "web-questions" / "pairs.txt"
+MAX_DISTRACTOR_LINES = 15
+
+
+def web_question_pairs() -> list[tuple[str, str, str]]:
+    """(query, the answering function's name, its file's text) from bench/data/web-questions.
+    A query that names its function (`flatten` in "flatten a list", `file exists` for
+    `file_exists`) would be an identifier query, not this set's kind: refused here."""
+    pairs = []
+    for block in WEB_QUESTIONS.read_text(encoding="utf-8").split("\n### ")[1:]:
+        query, _, text = block.partition("\n")
+        name = re.search(r"^def (\w+)", text, re.MULTILINE)
+        assert name, f"web-questions: no function under {query!r}"
+        spoken = " ".join(part for part in name.group(1).lower().split("_") if part)
+        if f" {spoken} " in f" {_normal(query)} ":
+            raise SystemExit(f"web-questions: the query {query!r} names its function {name.group(1)}")
+        pairs.append((query, name.group(1), text.strip() + "\n"))
+    return pairs
+
+
+def web_questions_set(distractors: int = 1500) -> JudgedSet:
+    """Short web-search-style questions ("python check if file exists", "convert string to
+    datetime"), each answered by one short hand-written function (bench/data/web-questions),
+    among `distractors` short functions and methods of the code sets' packages (at most
+    MAX_DISTRACTOR_LINES lines, dedented, a seeded sample): one function per file, files
+    numbered in a seeded shuffle, so neither a path nor a neighbour gives an answer away. The
+    queries share few words with the code they want, unlike the code sets' docstring queries."""
+    import textwrap
+
+    pairs = web_question_pairs()
+    sources, versions = package_sources()
+    short: dict[str, None] = {}  # texts, in corpus order, without repeats
+    for source in sources:
+        for chunk in chunk_file(source.path, source.text, kind="auto"):
+            text = textwrap.dedent(chunk.text).strip() + "\n"
+            # a whole short function: not a piece of a longer one
+            if text.count("\n") <= MAX_DISTRACTOR_LINES and _one_function(text):
+                short.setdefault(text, None)
+    rng = random.Random(SEED)
+    texts = [(None, text) for text in rng.sample(list(short), min(distractors, len(short)))]
+    texts += [(query, text) for query, _, text in pairs]
+    rng.shuffle(texts)
+    files, queries, qrels = {}, {}, {}
+    for n, (query, text) in enumerate(texts):
+        files[f"w{n:05d}.py"] = text
+        if query is not None:
+            qid = f"wq{len(queries) + 1:03d}"
+            queries[qid], qrels[qid] = query, {f"w{n:05d}": 1}
+    return JudgedSet(
+        "web-questions",
+        "code",
+        files,
+        queries,
+        qrels,
+        f"web-questions: {len(queries)} web-search-style questions (bench/data/web-questions) over "
+        f"{len(files)} one-function files: their answers and {len(texts) - len(queries)} short "
+        f"functions (seed {SEED}) of {versions}",
+    )
+
+
+def _one_function(text: str) -> bool:
+    tree = _parse(text)
+    return tree is not None and [type(node) for node in tree.body] in (
+        [ast.FunctionDef],
+        [ast.AsyncFunctionDef],
+    )
+
+
 SETS: dict[str, Callable[[], JudgedSet]] = {
     "cranfield": cranfield_set,
     "code-search": code_search_set,
     "identifiers": identifier_set,
     "snippets": snippets_set,
+    "web-questions": web_questions_set,
 }
 
 

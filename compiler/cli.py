@@ -278,7 +278,7 @@ def _index(args: argparse.Namespace) -> int:
     for warning in unknown_environment(definition.settings_schema):
         print(f"lynxc index: warning: {warning}", file=sys.stderr)
     try:  # the checks `serve` makes: writing with another embedder would corrupt the index
-        settings = startup_settings(definition, args.settings, os.getcwd())
+        settings = startup_settings(definition, args.settings, os.getcwd(), deferred=True)
     except SettingsError as err:
         for problem in err.problems:
             print(f"lynxc index: {problem}", file=sys.stderr)

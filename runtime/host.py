@@ -6,7 +6,8 @@ is answered with `isError: true` naming the field and the rule), the backend run
 and settings, and its result is converted to JSON values (`wire_values`), checked against the
 output schema and sent. Whatever goes wrong in a call is answered as a tool error, never as a
 JSON-RPC error or a dropped request. Backends and their models are imported on a tool's first
-call, so `initialize` and `tools/list` stay fast.
+call, and slow start-up checks run in the background from the first request (startup_checks), so
+`initialize` and `tools/list` stay fast.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
 from .output_validation import OutputValidator
+from .startup_checks import DeferredChecks, backend_checks, backend_package
 from .wire_values import NotJSONError, encode_json, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
@@ -61,6 +63,7 @@ class ToolHost:
         self._schemas = {tool["name"]: tool for tool in self._wire_tools}
         self._bindings = {binding.name: binding for binding in definition.tools}
         self._loaded: dict[str, LoadedTool] = {}
+        self._deferred = DeferredChecks(backend_checks(definition, "check_settings_deferred"), self.settings)
 
     def server(self) -> Server[Any]:
         d = self.definition
@@ -79,6 +82,7 @@ class ToolHost:
     async def list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        self._deferred.start()  # a client lists tools before it calls one: start checking now
         start = _decode_cursor(params.cursor if params else None, len(self._tools))
         end = start + self.page_size
         next_cursor = _encode_cursor(end) if end < len(self._tools) else None
@@ -90,6 +94,12 @@ class ToolHost:
         binding = self._bindings.get(params.name)
         if binding is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}")
+        problems = await self._deferred.problems(backend_package(binding.backend))
+        if problems:
+            return _error(
+                f"tool {binding.name!r} cannot run with this server's settings (fix them and restart "
+                f"the server): {'; '.join(problems)}"
+            )
         try:
             tool = self._load(binding)
         except Exception as err:

@@ -147,3 +147,23 @@ def test_query_from_docstring_keeps_the_first_paragraph_as_plain_words(sets) -> 
         "Get the time left."
     )
     assert sets.query_from_docstring("Do a thing.\n:param x: the x\n") == "Do a thing."
+
+
+def test_web_questions_are_one_function_per_file_and_never_name_it(sets) -> None:
+    judged = sets.web_questions_set(distractors=200)
+    for path, text in judged.files.items():
+        functions = [
+            node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        assert len(functions) == 1 and len(text.splitlines()) <= 20, path
+    pairs = {query: name for query, name, _ in sets.web_question_pairs()}
+    assert len(judged.queries) == len(pairs) >= 80
+    for qid, query in judged.queries.items():
+        (stem,) = judged.qrels[qid]
+        tree = ast.parse(judged.files[f"{stem}.py"])
+        (function,) = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+        assert function == pairs[query]
+        spoken = function.replace("_", " ").strip().lower()
+        assert spoken not in " ".join(re.findall(r"[a-z0-9]+", query.lower())), query
+    assert judged == sets.web_questions_set(distractors=200)  # seeded: the same set every time
+    assert "licence: MIT" in sets.WEB_QUESTIONS.read_text()

@@ -275,3 +275,95 @@ async def test_a_server_without_the_files_serves_the_index_with_drift_unknown(
     assert done.stderr.strip().splitlines()[0] == (
         f"lynxc index: source 'code': root '{tmp_path / 'not-here'}' is not a folder"
     )
+
+
+async def test_built_in_folder_skips_are_said_and_yield_to_include(tmp_path: Path) -> None:
+    """A real package folder named `build` is indexed when `include` names it, and the skip
+    list is published: every built-in folder is named in the `sources` setting's description."""
+    from lynxc.runtime.backends.vendored import VENDOR_DIRS
+    from lynxc.runtime.definition import load_definition
+
+    root = tmp_path / "repo"
+    for rel, text in {
+        "build/backend.py": "def compile_wheel(project):\n    return project\n",
+        "node_modules/left/pad.py": "def pad_left(text):\n    return text\n",
+        "src/app.py": "def main():\n    return 0\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings = {
+        "sources": [
+            {"name": "named", "root": str(root), "include": ["build/**", "src/**"]},
+            {"name": "default", "root": str(root)},
+            {"name": "replaced", "root": str(root), "exclude": ["node_modules/"]},
+        ],
+        "index_dir": str(tmp_path / "index"),
+        "embedder": "static",
+    }
+    command = [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(settings)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    async with stdio_client("lynx-mcp", settings) as client:
+        listed = await call(client, "list_sources")
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        found = await call(client, "search", query="compile wheel", source="named")
+    assert {s["name"]: s["files_indexed"] for s in listed["sources"]} == {
+        "named": 2,
+        "default": 1,
+        "replaced": 2,
+    }
+    assert found["results"][0]["path"] == "build/backend.py"
+    assert "build, dist, target, vendor, node_modules" in tools["list_sources"].description
+    described = load_definition(ROOT / "generated/lynx-mcp").settings_schema["sources"]["description"]
+    listed_dirs = described.split("build output (", 1)[1].split(")", 1)[0]
+    assert sorted(" ".join(listed_dirs.split()).split(", ")) == sorted(VENDOR_DIRS), described
+
+
+WEB_QUESTION_CORPUS = {
+    "a1.py": "import os\n\n\ndef path_is_regular_file(path):\n    return os.path.isfile(path)\n",
+    # sharing the question's words, about something else
+    "a2.py": (
+        "import sys\n\n\ndef check_python_version(minimum):\n"
+        '    """Check the running Python is new enough; exit if it is not."""\n'
+        "    if sys.version_info < minimum:\n        raise SystemExit('python too old')\n"
+    ),
+    "a3.py": (
+        "def bump_counter(registry, name):\n"
+        '    """Python metrics: if the counter exists, add one; check the registry file first."""\n'
+        "    registry[name] = registry.get(name, 0) + 1\n"
+    ),
+    "a4.py": (
+        "def tax_due(income):\n"
+        '    """Python tax rules: if a second income exists, file a check with the return."""\n'
+        "    return income * 0.2\n"
+    ),
+    # sharing nothing with it
+    "b1.py": "def pad_left(text, width):\n    return text.rjust(width)\n",
+    "b2.py": "def mean(values):\n    return sum(values) / len(values)\n",
+    "b3.py": "def celsius(fahrenheit):\n    return (fahrenheit - 32) * 5 / 9\n",
+    "b4.py": "def greet(name):\n    return f'hello {name}'\n",
+    "b5.py": "def squares(n):\n    return [i * i for i in range(n)]\n",
+}
+
+
+async def test_hybrid_keeps_the_dense_answer_to_a_web_style_question(tmp_path: Path) -> None:
+    """ "python check if file exists": BM25 favours the files sharing those words and the dense
+    ranking has the answer first; hybrid (the default) keeps it first instead of letting BM25's
+    matches of common words outvote it (bench/retrieval_quality.py's web-questions set)."""
+    for name, text in WEB_QUESTION_CORPUS.items():
+        (tmp_path / "code" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "code" / name).write_text(text)
+    settings = {
+        "sources": [{"name": "code", "root": str(tmp_path / "code")}],
+        "index_dir": str(tmp_path / "index"),
+    }
+    command = [LYNXC, "--project", str(ROOT), "index", "lynx-mcp", *settings_args(settings)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    firsts = {}
+    for mode in ("sparse", "dense", "hybrid"):
+        async with stdio_client("lynx-mcp", {**settings, "mode": mode}) as client:
+            found = await call(client, "search", query="python check if file exists")
+        firsts[mode] = found["results"][0]["path"]
+    assert firsts["sparse"] != "a1.py" and firsts["dense"] == "a1.py"  # the case this is about
+    assert firsts["hybrid"] == "a1.py"

@@ -377,3 +377,29 @@ def test_a_nullable_url_setting_takes_a_url_null_or_json_and_refuses_other_schem
         "setting 'searxng_url': 'ftp://x' does not match '^https?://[^\\\\s/?#]+'",
         "setting 'workers' expects JSON (integer or null): Expecting value",
     ]
+
+
+def test_deferred_checks_run_once_in_the_background_per_package() -> None:
+    from lynxc.runtime.startup_checks import DeferredChecks
+
+    runs: list[str] = []
+
+    def index_check(settings: dict) -> list[str]:
+        runs.append("index")
+        return [f"setting 'index_dir': {settings['index_dir']!r} is damaged"]
+
+    def broken_check(settings: dict) -> list[str]:
+        raise OSError("disk gone")
+
+    checks = DeferredChecks({"pkg.index": index_check, "pkg.broken": broken_check}, {"index_dir": "/i"})
+
+    async def ask() -> list[list[str]]:
+        return [await checks.problems(package) for package in ("pkg.index", "pkg.index", "pkg.broken", None)]
+
+    assert anyio.run(ask) == [
+        ["setting 'index_dir': '/i' is damaged"],
+        ["setting 'index_dir': '/i' is damaged"],
+        ["the start-up check of pkg.broken failed: OSError: disk gone"],  # never a caller left waiting
+        [],  # a user's backend: no built-in package, no check
+    ]
+    assert runs == ["index"]

@@ -4,10 +4,18 @@ that orders it. Pure functions over the pools; ranking.py fetches them.
 - `score` (the default): each ranking's scores (BM25, cosine) standardized over its pool,
   every source's together (z-scores shifted so the pool's last candidate, and a candidate the
   ranking lacks, score 0),
-  then a convex combination: keyword_weight * sparse + (1 - keyword_weight) * dense. Unlike
-  ranks, standardized scores keep how far a hit stands out, so a ranking that is sure of its top
-  outvotes one that is not. The reported score is the fused value over the answer's best, so the
-  top hit scores 1.
+  then a convex combination: w * sparse + (1 - w) * dense. Unlike ranks, standardized scores
+  keep how far a hit stands out, so a ranking that is sure of its top outvotes one that is not.
+  The reported score is the fused value over the answer's best, so the top hit scores 1.
+- w adapts to the query (`adapted_keyword_weight`): the keyword_weight when the two rankings
+  agree, less as the keyword ranking's best hits look less like the query than the dense
+  ranking's do, judged by the one measure both share, the embedder's similarity. A question
+  typed as into a web search ("python check if file exists") shares only common words with
+  the code that answers it: BM25's best hits match those words and are about something else,
+  and a fixed weight let them outvote a dense ranking that had the answer first. A query that
+  names code (`Client.send`, `parse_header()`, `BaseLoader`) keeps the fixed weight
+  (`query_agreement_power`): an exact name is BM25's strength, and the embedder's similarity
+  judges a chunk holding it no higher than its neighbours.
 - `rrf`: reciprocal rank fusion, k=60, every ranking of every source weighted equally (lynx's
   original fusion). It drags a strong ranking down when the other is weak. Reported score: the
   RRF sum over its largest possible value, in (0, 1].
@@ -18,17 +26,23 @@ The keyword weight is measured per embedder (calibration.py).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .calibration import KEYWORD_WEIGHT, MEASURED_WITH
+from lynxc.runtime.backends.retrieval.identifiers import has_compound_identifier
+
+from .calibration import AGREEMENT_POWER, KEYWORD_WEIGHT, MEASURED_WITH
 
 FUSIONS = ("score", "rrf")
 DEFAULT_FUSION = "score"
 RRF_K = 60
 DEFAULT_KEYWORD_WEIGHT = KEYWORD_WEIGHT[MEASURED_WITH]  # the default embedder's
+DEFAULT_AGREEMENT_POWER = AGREEMENT_POWER[MEASURED_WITH]
+AGREEMENT_TOP = 5  # how many of each ranking's best hits adapted_keyword_weight compares
 FOUND = 1e-6  # see _standardized
+_DOTTED_OR_CALLED = re.compile(r"\w\.[A-Za-z_]|\w\(")  # Client.send, send(); not 2.0
 
 
 @dataclass(frozen=True)
@@ -59,10 +73,14 @@ Pools = Mapping[str, tuple[Sequence[Candidate], Sequence[Candidate]]]
 
 
 def fuse(
-    pools: Pools, mode: str, fusion: str, keyword_weight: float = DEFAULT_KEYWORD_WEIGHT
+    pools: Pools,
+    mode: str,
+    fusion: str,
+    keyword_weight: float = DEFAULT_KEYWORD_WEIGHT,
+    agreement_power: float = DEFAULT_AGREEMENT_POWER,
 ) -> list[Ranked]:
     """Every candidate once, best first; equal scores by cosine, then source, path and line, so
-    the order is the same on every call.
+    the order is the same on every call. `agreement_power` 0 keeps keyword_weight fixed.
 
     Scores are put on one scale over every source's pool together, never per source: per source,
     each source's best would score about 1 however weak, and a weak source would crowd out
@@ -87,8 +105,41 @@ def fuse(
     elif fusion == "rrf":
         scored = _rrf(pools)
     else:
-        scored = _by_score(pools, keyword_weight)
+        scored = _by_score(pools, adapted_keyword_weight(pools, keyword_weight, agreement_power))
     return sorted(scored.values(), key=_order)
+
+
+def query_agreement_power(query: str, agreement_power: float) -> float:
+    """The agreement power for this query: 0 (the weight stays fixed) when it names code, a
+    dotted name, a call or a CamelCase or snake_case identifier."""
+    names_code = bool(_DOTTED_OR_CALLED.search(query)) or has_compound_identifier(query)
+    return 0.0 if names_code else agreement_power
+
+
+def adapted_keyword_weight(pools: Pools, keyword_weight: float, agreement_power: float) -> float:
+    """keyword_weight with its odds against the dense side multiplied by agreement ** power:
+    agreement is how similar to the query the sparse ranking's AGREEMENT_TOP best hits are,
+    over how similar the dense ranking's are (each a mean discounted by rank as in DCG, so the
+    order counts even where both tops hold the same chunks; at most 1, as the dense ranking's
+    best are the most similar there are). Odds keep the ends: 1 stays BM25 alone, 0 dense alone."""
+    if keyword_weight in (0.0, 1.0) or agreement_power == 0:
+        return keyword_weight
+    sparse, dense = ([c for both in pools.values() for c in both[side]] for side in (0, 1))
+    if not sparse or not dense:
+        return keyword_weight  # one ranking found nothing: nothing to compare
+    top = min(AGREEMENT_TOP, len(sparse), len(dense))  # as many hits on each side
+    similar_sparse, similar_dense = (_top_similarity(ranking, top) for ranking in (sparse, dense))
+    if similar_dense <= 0:
+        return keyword_weight
+    agreement = min(similar_sparse / similar_dense, 1.0)
+    odds = keyword_weight / (1 - keyword_weight) * agreement**agreement_power
+    return odds / (1 + odds)
+
+
+def _top_similarity(ranking: Sequence[Candidate], count: int) -> float:
+    best = sorted(ranking, key=lambda c: -c.raw)[:count]  # every source's pool together
+    discounts = [1 / math.log2(rank + 2) for rank in range(count)]
+    return sum(d * c.similarity for d, c in zip(discounts, best, strict=True)) / sum(discounts)
 
 
 def _order(item: Ranked) -> tuple[float, float, str, str, int, str]:

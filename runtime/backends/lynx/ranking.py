@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 from .filters import Filters
-from .fusion import DEFAULT_FUSION, DEFAULT_KEYWORD_WEIGHT, Candidate, Pools, fuse
+from .fusion import (
+    DEFAULT_AGREEMENT_POWER,
+    DEFAULT_FUSION,
+    DEFAULT_KEYWORD_WEIGHT,
+    Candidate,
+    Pools,
+    fuse,
+    query_agreement_power,
+)
 from .reader import IndexReader
 
 # Candidates per ranking: at least the largest top_k (the tools' max_top_k cap), and deep
@@ -60,12 +68,13 @@ async def search(
     fusion: str = DEFAULT_FUSION,
     pool: int = POOL,
     keyword_weight: float = DEFAULT_KEYWORD_WEIGHT,
+    agreement_power: float = DEFAULT_AGREEMENT_POWER,
 ) -> list[Hit]:
     """The top hits for `query` (and its embedding `vector`); every source's queries run at once.
     `pool` is raised to top_k if it is smaller, so a page is never cut short by it."""
     depth = max(pool, top_k)
     pools = await candidate_pools(reader, sources, query, vector, mode, filters.where(), depth)
-    ranked = fuse(pools, mode, fusion, keyword_weight)
+    ranked = fuse(pools, mode, fusion, keyword_weight, query_agreement_power(query, agreement_power))
     return [_hit(item.source, item.candidate, item.score) for item in ranked[:top_k]]
 
 

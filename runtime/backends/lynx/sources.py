@@ -4,12 +4,22 @@ The globs' syntax is globs.py's, as for the `file_glob` search filter, and they 
 .gitignore: a pattern that matches a folder matches everything in it, so `exclude: ["tests/*"]`
 also drops `tests/unit/test_a.py` and `exclude: ["*.egg-info"]` everything in `pkg.egg-info/`
 (which a config written for fnmatch, where `*` crosses `/`, meant). `file_glob` matches the file's
-own path only: `src/*.py` there never matches `src/pkg/b.py`."""
+own path only: `src/*.py` there never matches `src/pkg/b.py`.
+
+Two kinds of names are skipped unless the settings say otherwise, like .gitignore'd paths:
+- the folders of dependencies, caches and build output (`build`, `dist`, `node_modules`, ...:
+  vendored.VENDOR_DIRS), which are `exclude`'s default: a source that gives `exclude` replaces
+  the list (ruff's `exclude` works the same way);
+- hidden files and folders (a name starting with `.`).
+Either is indexed where an `include` pattern names it literally (`build/**`, `src/build/*.py`,
+`.github/**`): a package folder named `build` is not lost to a default its author never saw.
+A user's own `exclude` always wins over `include`."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +30,7 @@ from lynxc.runtime.errors import ToolError
 from .globs import check_glob, glob_match
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
+_WILDCARDS = re.compile(r"[*?\[\\]")
 
 
 @dataclass(frozen=True)
@@ -28,38 +39,48 @@ class Source:
     root: str
     kind: str  # "code" or "docs"
     include: tuple[str, ...] = ("**/*",)
-    exclude: tuple[str, ...] = ()
+    # None: the built-in folders (VENDOR_DIRS) are skipped, each unless `include` names it
+    exclude: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for setting in ("include", "exclude"):
-            for pattern in getattr(self, setting):
+            for pattern in getattr(self, setting) or ():
                 check_glob(pattern, f"sources: {self.name!r} {setting}")
 
     def wants(self, rel: str) -> bool:
         """Whether the file at `rel` (relative to the root, '/'-separated) belongs to the source:
-        it or a folder it is in matches an include pattern, and none matches an exclude one."""
+        it or a folder it is in matches an include pattern, none matches an exclude one, and no
+        name on its path is skipped by default (see the module docstring)."""
         paths = _with_folders(rel)
-        return _any_match(paths, self.include) and not _any_match(paths, self.exclude)
+        return (
+            _any_match(paths, self.include)
+            and not _any_match(paths, self.exclude or ())
+            and not any(self._skipped(path, folder=i > 0) for i, path in enumerate(paths))
+        )
 
     def excludes_folder(self, rel: str) -> bool:
         """Whether everything in the folder `rel` is excluded (so the walk need not enter it)."""
-        return _any_match(_with_folders(rel), self.exclude)
+        paths = _with_folders(rel)
+        return _any_match(paths, self.exclude or ()) or any(
+            self._skipped(path, folder=True) for path in paths
+        )
+
+    def _skipped(self, path: str, folder: bool) -> bool:
+        """Whether `path` (a folder when `folder`) is skipped by default: hidden, or a built-in
+        folder while `exclude` is not given, and named by no include pattern."""
+        name = path.rsplit("/", 1)[-1]
+        default = name.startswith(".") or (folder and self.exclude is None and name in VENDOR_DIRS)
+        return default and not any(_names(pattern, path) for pattern in self.include)
 
     def files(self) -> Iterator[tuple[str, str]]:
         """(path relative to the root, absolute path) of every wanted regular file, in path order."""
         for folder, dirs, names in os.walk(self.root):
             here = os.path.relpath(folder, self.root).replace(os.sep, "/")
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if d not in VENDOR_DIRS
-                and not d.startswith(".")
-                and not self.excludes_folder(d if here == "." else f"{here}/{d}")
-            )
+            dirs[:] = sorted(d for d in dirs if not self.excludes_folder(d if here == "." else f"{here}/{d}"))
             for name in sorted(names):
                 full = os.path.join(folder, name)
                 rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                if name.startswith(".") or os.path.islink(full) or not self.wants(rel):
+                if os.path.islink(full) or not self.wants(rel):
                     continue
                 yield rel, full
 
@@ -74,6 +95,22 @@ def _any_match(paths: list[str], patterns: tuple[str, ...]) -> bool:
     return any(glob_match(path, pattern) for pattern in patterns for path in paths)
 
 
+def _names(pattern: str, path: str) -> bool:
+    """Whether `pattern` names the file or folder `path` literally: one of its segments is the
+    path's last name, without wildcards, and the pattern up to that segment matches the path
+    (`build/**` and `**/build/*.py` name `build`; `**/*.py` and `b*/**` do not)."""
+    name = path.rsplit("/", 1)[-1]
+    segments = pattern.split("/")
+    anchored = "/" in pattern.rstrip("/")
+    for end, segment in enumerate(segments, 1):
+        if segment != name or _WILDCARDS.search(segment):
+            continue
+        head = "/".join(segments[:end])
+        if glob_match(path, "/" + head if anchored and not head.startswith("/") else head):
+            return True
+    return False
+
+
 def sources_from_settings(settings: Mapping[str, Any]) -> dict[str, Source]:
     found = {}
     for item in settings.get("sources") or []:
@@ -82,7 +119,7 @@ def sources_from_settings(settings: Mapping[str, Any]) -> dict[str, Source]:
             item["root"],
             item.get("kind", "code"),
             tuple(item.get("include") or ("**/*",)),
-            tuple(item.get("exclude") or ()),
+            None if item.get("exclude") is None else tuple(item["exclude"]),
         )
     if not found:
         raise ToolError("no sources are configured: start the server with --set sources='[{...}]'")

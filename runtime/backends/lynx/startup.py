@@ -1,10 +1,12 @@
-"""lynx-mcp's start-up check: the index must have been built by the configured embedder.
+"""lynx-mcp's start-up checks: `index_dir` must be a folder (or a URI), and the index must have
+been built by the configured embedder.
 
 An index built with one embedder and searched with another fails at the first dense query with
-a raw LanceDB error ("No vector column found ... dimension 384"); checked here, the server
-refuses to start and says which embedder each side means. The index does not record its
-embedder, so the check compares vector widths, which differ between the embedders there are.
-LanceDB (seconds to import) loads only when an index folder exists or the index is a URI.
+a raw LanceDB error ("No vector column found ... dimension 384"); checked here, `lynxc index`
+refuses to write and a server answers every call with which embedder each side means. The index
+does not record its embedder, so the check compares vector widths, which differ between the
+embedders there are. That check loads LanceDB (seconds to import) and opens the index, so it is
+deferred (runtime/startup_checks.py): a server answers `initialize` and `tools/list` first.
 """
 
 from __future__ import annotations
@@ -15,15 +17,24 @@ from typing import Any
 
 
 def check_settings(settings: Mapping[str, Any]) -> list[str]:
+    """What the settings alone tell, at once: a local `index_dir` that exists but is no folder."""
+    from .location import is_uri
+
+    directory = settings.get("index_dir")
+    if not directory or is_uri(directory) or not os.path.exists(directory) or os.path.isdir(directory):
+        return []
+    kind = "a file, not a folder" if os.path.isfile(directory) else "not a folder"
+    return [f"setting 'index_dir': {directory!r} is {kind}"]
+
+
+def check_settings_deferred(settings: Mapping[str, Any]) -> list[str]:
+    """Whether the index's vectors are as wide as the configured embedder's."""
     from .location import describe_error, is_uri, location_from_settings
 
     directory = settings.get("index_dir")
     remote = bool(directory) and is_uri(directory)
-    if not remote and (not directory or not os.path.exists(directory)):
-        return []  # nothing indexed yet: `list_sources` and the searches say so
-    if not remote and not os.path.isdir(directory):
-        kind = "a file, not a folder" if os.path.isfile(directory) else "not a folder"
-        return [f"setting 'index_dir': {directory!r} is {kind}"]
+    if not remote and (not directory or not os.path.isdir(directory)):
+        return []  # nothing indexed yet (`list_sources` and the searches say so), or not a folder
     from lynxc.runtime.backends.retrieval.embedders import DIMENSIONS
 
     from .store import Store

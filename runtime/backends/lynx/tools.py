@@ -230,16 +230,18 @@ async def search_tool(params: Any, ctx: ToolContext) -> dict[str, Any]:
 def _ranking(ctx: ToolContext) -> dict[str, Any]:
     """The fusion setting, and a candidate pool no smaller than the largest top_k, so the first k
     results are the same whatever top_k asks."""
-    from .calibration import keyword_weight
+    from .calibration import agreement_power, keyword_weight
     from .fusion import DEFAULT_FUSION
     from .ranking import POOL
 
     settings = ctx.settings
     weight = settings.get("keyword_weight")
+    embedder = settings.get("embedder", "minilm")
     return {
         "fusion": settings.get("fusion") or DEFAULT_FUSION,
         "pool": max(POOL, ctx.caps["max_top_k"]),
-        "keyword_weight": keyword_weight(settings.get("embedder", "minilm")) if weight is None else weight,
+        "keyword_weight": keyword_weight(embedder) if weight is None else weight,
+        "agreement_power": agreement_power(embedder),
     }
 
 

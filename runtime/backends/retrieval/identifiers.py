@@ -22,3 +22,8 @@ def expand_identifiers(text: str) -> str:
         if len(pieces) > 1:
             parts.extend(pieces)
     return text + ("\n" + " ".join(sorted(parts)) if parts else "")
+
+
+def has_compound_identifier(text: str) -> bool:
+    """Whether the text holds a CamelCase or snake_case name (`BaseLoader`, `parse_header`)."""
+    return any(len(split_identifier(word)) > 1 for word in _IDENT.findall(text))

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from lynxc.runtime.backends.lynx.calibration import keyword_weight, min_score
-from lynxc.runtime.backends.lynx.fusion import Candidate, fuse
+from lynxc.runtime.backends.lynx.calibration import agreement_power, keyword_weight, min_score
+from lynxc.runtime.backends.lynx.fusion import Candidate, adapted_keyword_weight, fuse, query_agreement_power
 
 
 def pool(*items: tuple[str, float, float]) -> list[Candidate]:
@@ -25,7 +25,7 @@ DENSE = pool(("b", 0.50, 0.50), ("e", 0.45, 0.45), ("a", 0.30, 0.30), ("f", 0.29
 
 
 def test_score_fusion_orders_by_the_reported_score_and_the_top_is_1() -> None:
-    ranked = fuse({"s": (SPARSE, DENSE)}, "hybrid", "score", 0.5)
+    ranked = fuse({"s": (SPARSE, DENSE)}, "hybrid", "score", 0.5, agreement_power=0)  # fixed weight
     scores = [item.score for item in ranked]
     assert scores == sorted(scores, reverse=True) and scores[0] == 1.0 and scores[-1] >= 0
     assert set(ids(ranked)) == {"a", "b", "c", "d", "e", "f"}  # every candidate once
@@ -113,4 +113,65 @@ def test_empty_pools_and_an_unknown_fusion() -> None:
 
 def test_measured_constants_and_their_fallback() -> None:
     assert keyword_weight("minilm") == 0.5 and keyword_weight("static") == 1.0
+    assert agreement_power("minilm") == 20 and agreement_power("static") == 0
+    assert agreement_power("someone-elses") == agreement_power("minilm")
     assert min_score("minilm") == 0.42 and min_score("someone-elses") == min_score("minilm")
+
+
+# A question typed as into a web search ("python check if file exists"): BM25's best hits share
+# its common words and are about something else (low similarity); the dense ranking has the
+# answer first. The same shape as bench/retrieval_sets.py's web-questions set.
+WEB_SPARSE = pool(
+    ("check_python_version", 14.0, 0.22),
+    ("file_exists_error", 12.5, 0.25),
+    ("python_file_header", 11.0, 0.18),
+    ("if_exists_clause", 9.0, 0.15),
+    ("check_file_mode", 8.5, 0.30),
+    ("answer_nearby", 3.0, 0.55),
+)
+WEB_DENSE = pool(
+    ("path_is_regular_file", 0.64, 0.64),
+    ("answer_nearby", 0.55, 0.55),
+    ("stat_of_path", 0.52, 0.52),
+    ("open_for_reading", 0.50, 0.50),
+    ("check_file_mode", 0.30, 0.30),
+    ("file_exists_error", 0.25, 0.25),
+)
+
+
+def test_the_keyword_weight_gives_way_when_bm25s_best_hits_are_unlike_the_query() -> None:
+    fixed = ids(fuse({"s": (WEB_SPARSE, WEB_DENSE)}, "hybrid", "score", 0.5, agreement_power=0))
+    adapted = ids(fuse({"s": (WEB_SPARSE, WEB_DENSE)}, "hybrid", "score"))  # the defaults
+    assert fixed[0] == "check_python_version"  # BM25's noise outvoted the answer
+    assert adapted[:2] == ["path_is_regular_file", "answer_nearby"]
+
+
+def test_the_adapted_weight_keeps_agreement_and_its_ends() -> None:
+    web = {"s": (WEB_SPARSE, WEB_DENSE)}
+    alike = {"s": (pool(("x", 9.0, 0.6), ("y", 4.0, 0.5)), pool(("y", 0.6, 0.6), ("x", 0.5, 0.5)))}
+    assert adapted_keyword_weight(alike, 0.5, 16) == 0.5  # as similar as dense's best: unchanged
+    assert adapted_keyword_weight(web, 0.5, 16) < 0.01
+    assert adapted_keyword_weight(web, 0.5, 4) > adapted_keyword_weight(web, 0.5, 16)
+    assert [adapted_keyword_weight(web, w, 16) for w in (0.0, 1.0)] == [0.0, 1.0]  # dense, BM25 alone
+    assert adapted_keyword_weight(web, 0.5, 0) == 0.5
+    assert adapted_keyword_weight({"s": (WEB_SPARSE, [])}, 0.5, 16) == 0.5  # nothing to compare
+    assert adapted_keyword_weight({"s": (WEB_SPARSE, pool(("z", 0.0, 0.0)))}, 0.5, 16) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("query", "adapts"),
+    [
+        ("python check if file exists", True),
+        ("convert string to datetime", True),
+        ("Client.send", False),
+        ("parse_header_links()", False),
+        ("where is BaseLoader defined", False),
+        ("HTTPClient timeout", False),
+        ("send() with a body", False),
+        ("version 2.0 changes", True),  # digits around a dot are no name
+    ],
+)
+def test_a_query_naming_code_keeps_the_fixed_weight(query: str, adapts: bool) -> None:
+    """An exact name is BM25's strength and the embedder cannot tell the chunk holding it from
+    its neighbours, so such a query keeps the keyword weight as measured."""
+    assert query_agreement_power(query, 20.0) == (20.0 if adapts else 0.0)

@@ -338,3 +338,31 @@ def test_python_and_portable_regexes_agree_on_random_globs() -> None:
         except ToolError:
             continue
         assert glob_match(path, pattern) is (re.fullmatch(regex, path) is not None), (pattern, path)
+
+
+def test_built_in_skips_yield_to_include_and_exclude(tmp_path: Path) -> None:
+    """Dependency, cache and build folders (`build`, `node_modules`, ...) and hidden names are
+    skipped by default; an include pattern naming one brings it back, and a given `exclude`
+    replaces the built-in list (a user's own exclude still wins over include)."""
+    for rel in ("src/a.py", "build/pkg/core.py", "src/build/gen.py", "node_modules/m/x.py", ".github/ci.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+
+    def listed(**settings: object) -> list[str]:
+        (source,) = sources_from_settings(
+            {"sources": [{"name": "c", "root": str(tmp_path), **settings}]}
+        ).values()
+        return [rel for rel, _ in source.files()]
+
+    assert listed() == ["src/a.py"]
+    assert listed(include=["**/*.py"]) == ["src/a.py"]  # a wildcard names no folder
+    assert listed(include=["build/**", "src/**"]) == ["build/pkg/core.py", "src/a.py"]
+    assert listed(include=["**/build/**/*.py"]) == ["build/pkg/core.py", "src/build/gen.py"]
+    assert listed(include=["src/build/"]) == ["src/build/gen.py"]
+    assert listed(include=[".github/**"]) == [".github/ci.py"]
+    assert listed(exclude=[]) == ["build/pkg/core.py", "node_modules/m/x.py", "src/a.py", "src/build/gen.py"]
+    assert listed(exclude=["node_modules/"]) == ["build/pkg/core.py", "src/a.py", "src/build/gen.py"]
+    assert listed(include=["build/**"], exclude=["build/pkg/"]) == []
+    named = Source("c", "/nowhere", "code", ("build/**",))
+    assert named.wants("build/pkg/core.py") and not named.wants("src/build/gen.py")  # anchored
+    assert not named.excludes_folder("build") and named.excludes_folder("src/build")
