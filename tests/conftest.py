@@ -15,9 +15,19 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.fixtures import parallel
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"  # third-party test data, with its licences (see its README)
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    parallel.register(config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    parallel.assign_groups(config, items)
 
 
 @pytest.fixture
