@@ -686,9 +686,10 @@ def test_deep_nesting_does_not_overflow() -> None:
 def test_many_elements_within_budget() -> None:
     body = "".join(f'<p class="c{i % 50}">paragraph {i}</p>' for i in range(100_000))
     css = "<style>" + "".join(f".c{i} {{ color: #{i:06x} }}" for i in range(50)) + ".c7{display:none}</style>"
-    started = time.monotonic()
+    # CPU time of this process, not wall time: a hang guard that a loaded machine cannot trip.
+    started = time.process_time()
     out, threats = strip_hidden(page(body, css))
-    elapsed = time.monotonic() - started
+    elapsed = time.process_time() - started
     assert [(t.type, t.seen) for t in threats][:1] == [(CSS, 1)]
     assert threats[-1].type == "report_truncated"
     assert "paragraph 7<" not in out and "paragraph 8<" in out
@@ -826,11 +827,11 @@ def test_descendant_combinators_on_a_deep_page_are_bounded() -> None:
     # combinators); matching here is linear per compound, and charged
     deep = ("<div>" * 150 + "<p>w</p>" + "</div>" * 150) * 100
     rules = "".join(f"div div div div p:not(.z{i}) {{ visibility:hidden }}" for i in range(100))
-    started = time.monotonic()
+    started = time.process_time()
     out, threats = strip_hidden(
         page(deep + "<div class=x>SECRET</div>", f"<style>{rules} .x{{display:none}}</style>")
     )
-    assert time.monotonic() - started < 30  # about 2 s on the reference machine
+    assert time.process_time() - started < 30  # about 2 s on the reference machine
     assert "SECRET" not in out and ">w<" not in out
     assert CSS in {t.type for t in threats}
 
@@ -883,9 +884,9 @@ def test_a_huge_stylesheet_is_bounded() -> None:
     body = "".join(
         f'<div class="r{i}"><div class="q{i}"><p>{i}</p></div></div>' for i in range(0, 60_000, 20)
     )
-    started = time.monotonic()
+    started = time.process_time()
     threats = strip_hidden(page(body, f"<style>{rules}</style>"))[1]
-    elapsed = time.monotonic() - started
+    elapsed = time.process_time() - started
     assert elapsed < 30
     kinds = {t.type for t in threats}
     assert CSS in kinds
