@@ -29,12 +29,15 @@ from .schema_alternatives import (
     combinators_differ,
     listed_values,
 )
+from .tool_fields import judge_tool_field, judges_tool_field
 
 __all__ = ["LEVELS", "Finding", "Level", "judge"]
 
 
 def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[str, Any] | None) -> Finding:
     section = change.path[0]
+    if judges_tool_field(change):
+        return judge_tool_field(change, old_tool or {}, new_tool or {})
     if section == TOOL:
         if change.op == "removed":
             return Finding(change, "TOOL_REMOVED", f"tool '{change.tool}' was removed")
