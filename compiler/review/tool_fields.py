@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..rules import RULES
-from .diff import MISSING, UNKNOWN_FIELD, Change
+from .diff import MISSING, UNKNOWN_FIELD, Change, same_json
 from .judge_context import LEVELS, Finding
 from .schema_alternatives import canonical
 
@@ -253,12 +253,29 @@ def _icon_value(value: Any) -> str:
 
 def _annotation_title(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]) -> Finding:
     """MCP display precedence is title, then annotations.title, then name."""
-    shown = (
-        " (shown only where the tool has no title)" if new_tool.get("title") or old_tool.get("title") else ""
-    )
-    return Finding(
-        change, "TITLE_CHANGED", f"the tool's display title (annotations.title) {change.op}{shown}"
-    )
+    before, after = (_shown(_annotations(tool).get("title", MISSING)) for tool in (old_tool, new_tool))
+    titled = new_tool.get("title") or old_tool.get("title")
+    shown = " (shown only where the tool has no title)" if titled else ""
+    return Finding(change, "TITLE_CHANGED", f"display title annotations.title {before} -> {after}{shown}")
+
+
+def annotations_without_hints(
+    change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]
+) -> Finding:
+    """`annotations` changed as a whole and no hint's effective value moved: its display title
+    may have, which is what a reviewer should read, not the shape of the object."""
+    if not same_json(*(_annotations(tool).get("title", MISSING) for tool in (old_tool, new_tool))):
+        return _annotation_title(change, old_tool, new_tool)
+    return Finding(change, "ANNOTATION_CHANGED", "annotations changed; effective hints are the same")
+
+
+def _annotations(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    annotations = tool.get("annotations")
+    return annotations if isinstance(annotations, dict) else {}
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is MISSING else _short(json.dumps(value))
 
 
 def _unknown(change: Change, what: str | None = None) -> Finding:

@@ -93,7 +93,13 @@ def ui(**keys: Any) -> dict[str, Any]:
         ({}, {"execution": {"requirements": ["auth:oauth2"]}}, "TOOL_FIELD_UNKNOWN"),
         # Display only.
         ({}, {"icons": [{"src": "https://example.com/t.png"}]}, "ICONS_CHANGED"),
-        ({}, {"annotations": {"title": "Echo"}}, "ANNOTATION_CHANGED"),  # annotations as a whole
+        ({}, {"annotations": {"title": "Echo"}}, "TITLE_CHANGED"),  # annotations as a whole
+        ({}, {"annotations": {"readOnlyHint": False}}, "ANNOTATION_CHANGED"),  # a default written out
+        (
+            {"annotations": {"title": "Echo"}},
+            {"annotations": {"title": "Echo", "openWorldHint": True}},
+            "ANNOTATION_CHANGED",
+        ),
         ({"annotations": {"title": "Echo"}}, {"annotations": {"title": "Echo back"}}, "TITLE_CHANGED"),
         # Outside every MCP revision lynxc knows.
         ({}, {"pricing": {"perCall": "0.01"}}, "TOOL_FIELD_UNKNOWN"),
@@ -203,7 +209,7 @@ def test_annotation_title_is_a_display_name() -> None:
     assert finding.rule_id == "TITLE_CHANGED" and finding.level == "info"
     assert (
         finding.message
-        == "the tool's display title (annotations.title) changed (shown only where the tool has no title)"
+        == 'display title annotations.title "E" -> "F" (shown only where the tool has no title)'
     )
 
 
