@@ -304,13 +304,18 @@ _JUDGES: Mapping[str, Callable[[Change, Mapping[str, Any], Mapping[str, Any]], F
 }
 
 
+# ToolAnnotations of MCP 2025-11-25: the display title and four hints (the hints are judge.py's).
+ANNOTATION_FIELDS = frozenset({"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"})
+_HINTS = ANNOTATION_FIELDS - {"title"}
+
+
 def judges_tool_field(change: Change) -> bool:
     """Whether this module judges the change (the rest are schemas, texts and hints)."""
     section = change.path[0]
     return (
         section in _JUDGES
         or section.startswith(UNKNOWN_FIELD)
-        or (section == "Annotations" and change.path[1:] == ("title",))
+        or (section == "Annotations" and len(change.path) == 2 and change.path[1] not in _HINTS)
     )
 
 
@@ -319,5 +324,7 @@ def judge_tool_field(change: Change, old_tool: Mapping[str, Any], new_tool: Mapp
     if section.startswith(UNKNOWN_FIELD):
         return _unknown(change)
     if section == "Annotations":
-        return _annotation_title(change, old_tool, new_tool)
+        if change.path[1] == "title":
+            return _annotation_title(change, old_tool, new_tool)
+        return _unknown(change, f"annotations.{_short(change.path[1])}")
     return _JUDGES[section](change, old_tool, new_tool)

@@ -104,6 +104,11 @@ def ui(**keys: Any) -> dict[str, Any]:
         # Outside every MCP revision lynxc knows.
         ({}, {"pricing": {"perCall": "0.01"}}, "TOOL_FIELD_UNKNOWN"),
         ({"x-internal": True}, {}, "TOOL_FIELD_UNKNOWN"),
+        (
+            {"annotations": {"title": "E"}},
+            {"annotations": {"title": "E", "costHint": "high"}},
+            "TOOL_FIELD_UNKNOWN",
+        ),
     ],
 )
 def test_verdicts(old: dict[str, Any], new: dict[str, Any], rule: str) -> None:
