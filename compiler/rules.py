@@ -742,8 +742,8 @@ _DIFF_RULES = (
     (
         "TOOL_FIELD_UNKNOWN",
         "info",
-        "A field that no MCP revision lynxc knows defines (on the tool, in annotations or in execution) "
-        "changed; review it.",
+        "A field that no MCP revision lynxc knows defines (on the tool, in annotations or in execution), "
+        "or a taskSupport value outside forbidden/optional/required, changed; review it.",
     ),
 )
 

@@ -42,16 +42,17 @@ def _execution(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[st
     if change.path[1:] not in ((), ("taskSupport",)):
         return _unknown(change, f"execution.{_keys(change.path[1:])}")
     before, after = _task_support(old_tool), _task_support(new_tool)
-    shown = f"taskSupport {json.dumps(before)} -> {json.dumps(after)}"
-    if before == after:
+    shown = f"taskSupport {_shown(before)} -> {_shown(after)}"
+    if same_json(before, after):
         return Finding(
             change,
             "EXECUTION_CHANGED",
-            f"taskSupport {json.dumps(after)} either way (absent means "
-            f"{json.dumps(TASK_SUPPORT_DEFAULT)}); calls are unaffected",
+            f"taskSupport {_shown(after)} either way (absent means "
+            f"{_shown(TASK_SUPPORT_DEFAULT)}); calls are unaffected",
         )
-    if before not in _CALL_MODES or after not in _CALL_MODES:
-        return _unknown(change, f"execution.taskSupport {json.dumps(before)} -> {json.dumps(after)}")
+    if not all(isinstance(value, str) and value in _CALL_MODES for value in (before, after)):
+        values = ", ".join(_CALL_MODES)
+        return Finding(change, "TOOL_FIELD_UNKNOWN", f"{shown}: MCP knows only {values}; review it")
     lost = sorted(_CALL_MODES[before] - _CALL_MODES[after])
     if lost:
         return Finding(change, "TASK_SUPPORT_NARROWED", f"{shown}: {' and '.join(lost)} now fails")
@@ -115,16 +116,13 @@ def _visibility_moved(before: tuple[str, ...], after: tuple[str, ...]) -> tuple[
 
 
 def _ui_moved(before: Any, after: Any) -> tuple[str, str] | None:
-    if before == after:
+    if same_json(before, after):
         return None
     if before is None:
-        return "TOOL_UI_ADDED", f"hosts now show a UI for the tool: {json.dumps(after)}"
+        return "TOOL_UI_ADDED", f"hosts now show a UI for the tool: {_shown(after)}"
     if after is None:
-        return "TOOL_UI_REMOVED", f"hosts no longer show the tool's UI {json.dumps(before)}"
-    return (
-        "TOOL_UI_CHANGED",
-        f"hosts show another UI for the tool: {json.dumps(before)} -> {json.dumps(after)}",
-    )
+        return "TOOL_UI_REMOVED", f"hosts no longer show the tool's UI {_shown(before)}"
+    return "TOOL_UI_CHANGED", f"hosts show another UI for the tool: {_shown(before)} -> {_shown(after)}"
 
 
 def _meta(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]) -> Finding:

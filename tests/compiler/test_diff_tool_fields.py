@@ -205,6 +205,11 @@ def test_task_support_messages_say_which_calls_fail() -> None:
     assert narrowed.message == 'taskSupport "optional" -> "forbidden": a task now fails'
     required = verdict(tool(), tool(execution={"taskSupport": "required"}))
     assert required.message == 'taskSupport "forbidden" -> "required": a plain call now fails'
+    odd = verdict(tool(), tool(execution={"taskSupport": "sometimes"}))
+    assert (
+        odd.message
+        == 'taskSupport "forbidden" -> "sometimes": MCP knows only forbidden, optional, required; review it'
+    )
 
 
 def test_annotation_title_is_a_display_name() -> None:
@@ -255,9 +260,20 @@ def test_every_field_of_the_tool_object_is_compared_and_judged() -> None:
 def test_hostile_fields_give_bounded_messages() -> None:
     many = [{"src": f"https://example.com/{n}.png", "sizes": [f"{n}x{n}"] * 500} for n in range(10_000)]
     long_key = "k" * 100_000
-    old = tool(icons=many[:5_000], _meta={long_key: 1}, **{long_key: 1})
-    new = tool(icons=many[5_000:], _meta={long_key: 2}, **{long_key: 2})
+    old = tool(icons=many[:5_000], _meta={long_key: 1, "ui": {"resourceUri": long_key}}, **{long_key: 1})
+    new = tool(
+        icons=many[5_000:],
+        _meta={long_key: 2, "ui": {"resourceUri": long_key + "2"}},
+        execution={"taskSupport": {"not": "a string"}},
+        **{long_key: 2},
+    )
     found = findings(old, new)
-    assert sorted(f.rule_id for f in found) == ["ICONS_CHANGED", "META_CHANGED", "TOOL_FIELD_UNKNOWN"]
+    assert sorted(f.rule_id for f in found) == [
+        "ICONS_CHANGED",
+        "META_CHANGED",
+        "TOOL_FIELD_UNKNOWN",
+        "TOOL_FIELD_UNKNOWN",
+        "TOOL_UI_CHANGED",
+    ]
     assert all(len(f.message) < 2_000 for f in found)
     assert "and 4994 more" in next(f.message for f in found if f.rule_id == "ICONS_CHANGED")
