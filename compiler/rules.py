@@ -679,6 +679,72 @@ _DIFF_RULES = (
         "A keyword changed form (moved into or out of anyOf members, emptied) but admits the same.",
     ),
     ("SCHEMA_CHANGED", "warning", "A schema keyword changed in a way lynxc cannot classify; review it."),
+    # Tool fields that are not schemas (review/tool_fields.py).
+    (
+        "ICONS_CHANGED",
+        "info",
+        "Icons were added, removed or changed (sizes, theme, type): clients only display them.",
+    ),
+    (
+        "TASK_SUPPORT_NARROWED",
+        "breaking",
+        "execution.taskSupport no longer allows a way of calling that worked: to `required`, a plain "
+        "call fails; to `forbidden`, a call run as a task fails (absent means `forbidden`).",
+    ),
+    (
+        "TASK_SUPPORT_WIDENED",
+        "info",
+        "execution.taskSupport allows one more way of calling (to `optional`); every call that worked works.",
+    ),
+    (
+        "EXECUTION_CHANGED",
+        "info",
+        "execution changed, taskSupport's effective value did not (a default written out or dropped).",
+    ),
+    (
+        "TOOL_HIDDEN_FROM_MODEL",
+        "breaking",
+        "MCP Apps _meta.ui.visibility no longer includes `model`: for the model the tool is gone, as "
+        "if removed (only the server's app may call it).",
+    ),
+    (
+        "TOOL_SHOWN_TO_MODEL",
+        "warning",
+        "MCP Apps _meta.ui.visibility now includes `model`: the model may call a tool that only the "
+        "server's app could; check it is safe without the app's user in the loop.",
+    ),
+    (
+        "TOOL_VISIBILITY_CHANGED",
+        "info",
+        "MCP Apps _meta.ui.visibility changed for the server's own app only; the model sees the same.",
+    ),
+    (
+        "TOOL_UI_ADDED",
+        "info",
+        "MCP Apps _meta.ui.resourceUri was added: hosts that support apps show a UI with the results.",
+    ),
+    (
+        "TOOL_UI_REMOVED",
+        "warning",
+        "MCP Apps _meta.ui.resourceUri was removed: users lose the tool's UI; the model gets the same.",
+    ),
+    (
+        "TOOL_UI_CHANGED",
+        "warning",
+        "MCP Apps _meta.ui.resourceUri names another UI resource: hosts show another view of the results.",
+    ),
+    (
+        "META_CHANGED",
+        "info",
+        "A _meta key changed that lynxc does not interpret (or an MCP Apps key moved form, same "
+        "effect); the message names the key.",
+    ),
+    (
+        "TOOL_FIELD_UNKNOWN",
+        "info",
+        "A field that no MCP revision lynxc knows defines (on the tool, in annotations or in execution), "
+        "or a taskSupport value outside forbidden/optional/required, changed; review it.",
+    ),
 )
 
 # Diff rules of declared records (resources.json): what a change does to the clients of the five

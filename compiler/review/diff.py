@@ -2,10 +2,12 @@
 
 One entry per changed field: `added`, `removed` or `changed`, a path such as
 `Input schema / properties / top_k / description`, and the previous and new JSON values.
-Objects are compared key by key; arrays (`required`, `enum`, `anyOf`, `type` lists) and
-scalars as whole values. A schema that appears or disappears is `(root)` changing from or to
-null; a schema given as `null` is no schema, the same as a missing one. Judging what a change
-means is a separate step (`judge`).
+Every field of the tool object is compared (`SECTIONS`), and a field no MCP revision lynxc knows
+defines changes as a whole under `Unknown field NAME`, so nothing a server publishes passes
+unseen. Objects are compared key by key; arrays (`required`, `enum`, `anyOf`, `type` lists,
+`icons`) and scalars as whole values. A schema that appears or disappears is `(root)` changing
+from or to null; a schema given as `null` is no schema, the same as a missing one. Judging what
+a change means is a separate step (`judge`).
 """
 
 from __future__ import annotations
@@ -20,15 +22,29 @@ ROOT = "(root)"
 TOOL = "(tool)"
 SEPARATOR = " / "
 
-# Wire field of a tool -> its section name in change paths.
+# Wire field of a tool -> its section name in change paths: every field of the `Tool` object of
+# the MCP revisions 2025-06-18 (title, outputSchema, annotations, _meta), 2025-11-25 (icons,
+# execution) and 2026-07-28 (the same fields; execution left with tasks), schema/*/schema.ts in
+# modelcontextprotocol/modelcontextprotocol. `name` is not among them: it is the match key, so a
+# tool renamed is one removed and one added. `annotations.title` is judged within Annotations.
 SECTIONS = (
     ("title", "Title"),
     ("description", "Description"),
     ("annotations", "Annotations"),
     ("inputSchema", "Input schema"),
     ("outputSchema", "Output schema"),
+    ("icons", "Icons"),
+    ("execution", "Execution"),
+    ("_meta", "Meta"),
 )
+MATCH_KEY = "name"
+KNOWN_FIELDS = frozenset({MATCH_KEY, *(field for field, _ in SECTIONS)})
 SCHEMA_SECTIONS = {"Input schema": "inputSchema", "Output schema": "outputSchema"}
+# Objects of independent keys: one absent (or null) is compared as empty, so adding `_meta` with
+# two keys is two changes, each judged by what its key means (`Meta / ui / visibility`).
+KEYED_SECTIONS = frozenset({"Execution", "Meta"})
+# A field outside SECTIONS changes as a whole under this section prefix (`Unknown field payment`).
+UNKNOWN_FIELD = "Unknown field "
 
 
 class _Missing:
@@ -97,9 +113,20 @@ def diff_tool(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Chang
         old, new = before.get(field, MISSING), after.get(field, MISSING)
         if section in SCHEMA_SECTIONS:
             changes.extend(_diff_schema_root(name, section, old, new))
-            continue
-        changes.extend(_diff_values(name, (section,), old, new))
+        elif section in KEYED_SECTIONS:
+            changes.extend(_diff_values(name, (section,), _as_object(old), _as_object(new)))
+        else:
+            changes.extend(_diff_values(name, (section,), old, new))
+    for field in sorted((before.keys() | after.keys()) - KNOWN_FIELDS):
+        old, new = before.get(field, MISSING), after.get(field, MISSING)
+        if not same_json(old, new):
+            op: Op = "added" if old is MISSING else "removed" if new is MISSING else "changed"
+            changes.append(Change(op, name, (UNKNOWN_FIELD + field,), before=old, after=new))
     return sorted(changes, key=lambda change: change.path)
+
+
+def _as_object(value: Any) -> Any:
+    return {} if value is MISSING or value is None else value
 
 
 def _diff_schema_root(tool: str, section: str, old: Any, new: Any) -> Iterator[Change]:

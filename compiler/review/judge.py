@@ -29,12 +29,15 @@ from .schema_alternatives import (
     combinators_differ,
     listed_values,
 )
+from .tool_fields import annotations_without_hints, judge_tool_field, judges_tool_field
 
 __all__ = ["LEVELS", "Finding", "Level", "judge"]
 
 
 def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[str, Any] | None) -> Finding:
     section = change.path[0]
+    if judges_tool_field(change):
+        return judge_tool_field(change, old_tool or {}, new_tool or {})
     if section == TOOL:
         if change.op == "removed":
             return Finding(change, "TOOL_REMOVED", f"tool '{change.tool}' was removed")
@@ -155,7 +158,7 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
             rule, why = _HINT_RULES[(hint, bool(after))]
             moved.append((rule, f"{hint} {json.dumps(before)} -> {json.dumps(after)}: {why}"))
     if not moved:
-        return Finding(change, "ANNOTATION_CHANGED", "annotations changed; effective hints are the same")
+        return annotations_without_hints(change, old_tool, new_tool)
     worst = min(moved, key=lambda item: LEVELS.index(RULES[item[0]].severity))  # type: ignore[arg-type]
     return Finding(change, worst[0], "; ".join(text for _, text in moved))
 
