@@ -585,7 +585,16 @@ _DIFF_RULES = (
     ("IDEMPOTENT_HINT_ADDED", "info", "Repeating a call now has no further effect."),
     ("OPEN_WORLD_HINT_ADDED", "warning", "The tool may now reach systems outside the server."),
     ("OPEN_WORLD_HINT_REMOVED", "info", "The tool no longer reaches outside systems."),
-    ("INPUT_SCHEMA_REPLACED", "breaking", "The input schema appeared or disappeared as a whole."),
+    (
+        "INPUT_SCHEMA_REPLACED",
+        "breaking",
+        "The input schema became null or a non-object: not valid in MCP; clients may refuse the tool.",
+    ),
+    (
+        "INPUT_SCHEMA_REPAIRED",
+        "info",
+        "A null or non-object input schema became a valid object schema that accepts every call.",
+    ),
     (
         "OUTPUT_SCHEMA_REMOVED",
         "breaking",
@@ -635,6 +644,11 @@ _DIFF_RULES = (
         "An object's `properties` were dropped but additionalProperties still accepts them.",
     ),
     ("DEFAULT_CHANGED", "warning", "An input default changed: callers that omit it get new behaviour."),
+    (
+        "DEFAULT_ADDED",
+        "info",
+        "A default was added to a parameter that was required: every caller sent it; none relied on it.",
+    ),
     ("FORMAT_CHANGED", "warning", "A string format changed."),
     ("SCHEMA_DIALECT_CHANGED", "info", "The $schema dialect changed."),
     ("DEFINITION_ADDED", "info", "A $defs entry was added."),
@@ -672,6 +686,27 @@ _DIFF_RULES = (
         "An output may return a new anyOf/oneOf member its earlier member of that type does not cover.",
     ),
     ("OUTPUT_ALTERNATIVE_REMOVED", "info", "An output no longer returns one of its anyOf/oneOf members."),
+    (
+        "DEPENDENCY_ADDED",
+        "breaking",
+        "An input dependency (dependentRequired/dependentSchemas) was added or tightened: "
+        "when its key is sent, more is required or forbidden.",
+    ),
+    (
+        "DEPENDENCY_REMOVED",
+        "info",
+        "An input dependency was removed or loosened: it only lets more calls through.",
+    ),
+    (
+        "OUTPUT_DEPENDENCY_ADDED",
+        "info",
+        "An output dependency was added or tightened: a result with its key guarantees more.",
+    ),
+    (
+        "OUTPUT_DEPENDENCY_REMOVED",
+        "breaking",
+        "An output dependency was removed or loosened: consumers relying on it break.",
+    ),
     ("SCHEMA_REORDERED", "info", "Members of a list keyword were reordered; nothing else changed."),
     (
         "SCHEMA_RESTRUCTURED",

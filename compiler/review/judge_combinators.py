@@ -11,7 +11,7 @@ groups only; elsewhere oneOf is judged like anyOf.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal
 
 from .diff import Change, diff_schemas
@@ -97,16 +97,48 @@ def _shift(c: SchemaContext) -> str | None:
     return f"{before} → {after}" if before and after and before != after else None
 
 
-def listed_change(c: SchemaContext, old: set[str], new: set[str]) -> Finding:
+def listed_change(c: SchemaContext, old: Collection[str], new: Collection[str]) -> Finding:
+    """Listed values (JSON texts) that changed, with the new list spelled out: a reviewer should
+    not have to open the schema to learn what replaces a removed value. Sets are shown sorted,
+    lists in their declared order."""
     who = owner(c)
-    added, removed = sorted(new - old), sorted(old - new)
+    old_list, new_list = _ordered(old), _ordered(new)
+    added = [v for v in new_list if v not in old]
+    removed = [v for v in old_list if v not in new]
+    case = "values changed case; " if _only_case(removed, added) else ""
+    gone, came = _shown_values(removed), _shown_values(added)
     if c.direction == "input":
+        now = f"now accepts {_shown_values(new_list)}"
         if removed:
-            return Finding(c.change, "ENUM_VALUE_REMOVED", f"{who} no longer accepts {', '.join(removed)}")
-        return Finding(c.change, "ENUM_VALUE_ADDED", f"{who} also accepts {', '.join(added)}")
+            return Finding(c.change, "ENUM_VALUE_REMOVED", f"{who} no longer accepts {gone}; {case}{now}")
+        return Finding(c.change, "ENUM_VALUE_ADDED", f"{who} also accepts {came}; {now}")
+    now = f"now returns one of {_shown_values(new_list)}"
     if added:
-        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{who} may now return {', '.join(added)}")
-    return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{who} no longer returns {', '.join(removed)}")
+        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{who} may now return {came}; {case}{now}")
+    return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{who} no longer returns {gone}; {now}")
+
+
+# How many listed values a message spells out before it counts the rest.
+VALUES_SHOWN = 12
+
+
+def _ordered(values: Collection[str]) -> list[str]:
+    return list(values) if isinstance(values, Sequence) else sorted(values)
+
+
+def _shown_values(texts: list[str]) -> str:
+    shown = ", ".join(texts[:VALUES_SHOWN])
+    return shown + (f" and {len(texts) - VALUES_SHOWN} more" if len(texts) > VALUES_SHOWN else "")
+
+
+def _only_case(removed: list[str], added: list[str]) -> bool:
+    """`"asc"` -> `"ASC"`: the same strings, spelled in another case."""
+
+    def folded(texts: list[str]) -> list[str] | None:
+        values = [json.loads(text) for text in texts]
+        return sorted(v.casefold() for v in values) if all(isinstance(v, str) for v in values) else None
+
+    return bool(removed) and folded(removed) is not None and folded(removed) == folded(added)
 
 
 def as_set(members: list[Any]) -> set[str]:
@@ -144,7 +176,7 @@ def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
         return Finding(
             c.change, "SCHEMA_RESTRUCTURED", f"{owner(c)}: '{c.keyword}' changed form; it admits the same"
         )
-    return _summed_up(c, findings)
+    return summed_up(c, findings)
 
 
 def moved_keyword(c: SchemaContext) -> Finding | None:
@@ -298,7 +330,7 @@ def _label(node: Any, index: int, side: Literal["old", "new"]) -> str:
     return f"the former {label}" if label else "the former schema"
 
 
-def _summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
+def summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
     """One finding for one diff entry: the first of the worst level leads, the rest explain."""
     ranked = sorted(findings, key=lambda f: LEVELS.index(f.level))
     reasons = list(dict.fromkeys(f.message for f in ranked))
@@ -349,8 +381,8 @@ def _sending(keys: frozenset[str], listed: frozenset[str]) -> str:
     if not keys:
         return "none of them"
     rest = sorted(listed - keys)
-    return _and(sorted(keys)) + (f" but not {', '.join(rest)}" if rest else "")
+    return spoken_and(sorted(keys)) + (f" but not {', '.join(rest)}" if rest else "")
 
 
-def _and(names: list[str]) -> str:
+def spoken_and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -12,7 +12,7 @@ import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 COMBINATORS = ("anyOf", "oneOf")
 # Keywords that document a node without constraining what it admits.
@@ -113,6 +113,18 @@ def listed_values(node: Any) -> set[str] | None:
     if isinstance(node.get("enum"), list):
         return {json.dumps(v) for v in node["enum"]}
     return None
+
+
+def extra_keys(node: Any) -> Literal["closed", "open", "schema"]:
+    """What an object node does with keys it does not declare."""
+    if not isinstance(node, dict):
+        return "open"
+    additional = node.get("additionalProperties", node.get("unevaluatedProperties", True))
+    if additional is False:
+        return "closed"
+    if node.get("patternProperties") or (isinstance(additional, dict) and additional):
+        return "schema"
+    return "open"
 
 
 # --- alternatives and pairing -------------------------------------------------------------
