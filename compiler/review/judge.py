@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..rules import RULES
@@ -25,18 +26,22 @@ from .judge_combinators import (
     moved_keyword,
     summed_up,
     type_change,
+    value_shift,
 )
 from .judge_context import LEVELS, Direction, Finding, Level, SchemaContext
 from .judge_context import owner as _owner
 from .judge_dependencies import DEPENDENCY_KEYWORDS, judge_dependency
+from .judge_overlap import said_by
 from .schema_alternatives import (
     ANNOTATIONS,
+    NAMED_KEYWORDS,
     admitted_types,
     canonical,
     combinator,
     combinators_differ,
     extra_keys,
     listed_values,
+    node_starts,
 )
 
 __all__ = ["LEVELS", "Finding", "Level", "judge"]
@@ -56,9 +61,10 @@ def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[
         return _annotation(change, old_tool or {}, new_tool or {})
     direction: Direction = "input" if section == "Input schema" else "output"
     field = SCHEMA_SECTIONS[section]
-    return _judge_schema(
-        change, direction, (old_tool or {}).get(field, MISSING), (new_tool or {}).get(field, MISSING)
-    )
+    old_root, new_root = (old_tool or {}).get(field, MISSING), (new_tool or {}).get(field, MISSING)
+    finding = _judge_schema(change, direction, old_root, new_root)
+    said = said_by(change, old_root, new_root)
+    return finding if said is None else replace(finding, said_by=said)
 
 
 def _judge_schema(
@@ -86,47 +92,17 @@ def _judge_schema(
     return _KEYWORD_HANDLERS.get(keyword, _other)(context)
 
 
-# Keywords whose value maps names to schemas, and keywords whose value is one schema.
-_NAMED = frozenset({"properties", "$defs", "definitions", "patternProperties"})
-_SUBSCHEMA = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "additionalItems",
-    }
-)
-
-
 def _locate(path: tuple[str, ...]) -> tuple[int, str | None, tuple[str, ...]]:
     """Walk a path inside a schema: return the index of the keyword the change is under, the
     property or definition name when the change is to one member as a whole, and the property
     names on the way. `properties / description` is a property named description, not a
     description keyword; past a plain keyword (`default / a`) the path is data."""
-    owners: list[str] = []
-    index = 0
-    while index < len(path):
-        keyword = path[index]
-        if keyword in DEPENDENCY_KEYWORDS:  # judged whole, one condition at a time
-            return index, None, tuple(owners)
-        if keyword in _NAMED and index + 1 < len(path):
-            if index + 2 == len(path):
-                return index, path[index + 1], tuple(owners)
-            if keyword == "properties":
-                owners.append(path[index + 1])
-            index += 2
-        elif keyword in _SUBSCHEMA and index + 1 < len(path):
-            index += 1
-        else:
-            return index, None, tuple(owners)
-    return max(index - 1, 0), None, tuple(owners)
+    starts = node_starts(path)
+    index = starts[-1]
+    owners = tuple(path[i + 1] for i in starts[:-1] if path[i] == "properties")
+    if index + 2 == len(path) and path[index] in NAMED_KEYWORDS:
+        return index, path[index + 1], owners
+    return index, None, owners
 
 
 # --- annotations --------------------------------------------------------------------------
@@ -211,8 +187,8 @@ def _repaired_input(c: SchemaContext) -> Finding:
         return Finding(
             c.change,
             "INPUT_SCHEMA_REPAIRED",
-            f"the input schema was {was}, which {_NOT_VALID}; it is now an object schema "
-            ": every call that worked still works",
+            f"the input schema was {was}, which {_NOT_VALID}; it is now an object schema: "
+            "every call that worked still works",
         )
     led = summed_up(c, narrowing)
     return Finding(
@@ -359,7 +335,7 @@ def _type(c: SchemaContext) -> Finding:
     old, new = admitted_types(old_node), admitted_types(new_node)
     owner = _owner(c)
     if old != new:
-        return type_change(c, old, new)
+        return type_change(c, old, new, value_shift(c))
     if combinators_differ(old_node, new_node):
         # `type: object` moved into (or out of) anyOf members: the types stay; what the
         # members add or drop is judged on the combinator's own entry.

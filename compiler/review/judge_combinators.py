@@ -15,9 +15,11 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal
 
 from .diff import Change, diff_schemas
-from .judge_context import LEVELS, Direction, Finding, SchemaContext, owner
+from .judge_context import LEVELS, Direction, Finding, SchemaContext, capped, owner
+from .judge_split import Cover, Split, judge_split
 from .schema_alternatives import (
     MAX_REQUIRED_MEMBERS,
+    Pairing,
     RequiredNeeds,
     admitted_types,
     alternatives,
@@ -37,7 +39,7 @@ from .value_kinds import describe_values
 
 # Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
 # const constrain the types of their values.)
-_APPLIES_TO: dict[str, frozenset[str]] = {
+APPLIES_TO: dict[str, frozenset[str]] = {
     **dict.fromkeys(("maxLength", "minLength", "pattern", "format"), frozenset({"string"})),
     **dict.fromkeys(
         ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
@@ -59,8 +61,6 @@ _APPLIES_TO: dict[str, frozenset[str]] = {
         frozenset({"object"}),
     ),
 }
-# How many reasons a finding that sums up several members spells out.
-REASONS_SHOWN = 4
 # judge._judge_schema: judge a change whose path starts at two given schemas (paired members).
 SchemaJudge = Callable[[Change, Direction, Any, Any, tuple[str, ...], str], Finding]
 
@@ -91,7 +91,7 @@ def type_change(
     return Finding(c.change, rule, f"{who}: {shift}" if shift else f"{who} {said}")
 
 
-def _shift(c: SchemaContext) -> str | None:
+def value_shift(c: SchemaContext) -> str | None:
     """'decimal text → number': what the node's values were and are, when both can be said."""
     before, after = describe_values(c.node("old", c.parent)), describe_values(c.node("new", c.parent))
     return f"{before} → {after}" if before and after and before != after else None
@@ -161,13 +161,17 @@ def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
         return _required_group(c, required_needs(old), required_needs(new))
     findings = []
     old_types, new_types = admitted_types(old), admitted_types(new)
-    shift = _shift(c) if old_types != new_types else None
+    shift = value_shift(c) if old_types != new_types else None
     if old_types != new_types:
         findings.append(type_change(c, old_types, new_types, shift))
     old_values, new_values = listed_values(old), listed_values(new)
-    if old_values is not None and new_values is not None and not (shift and "..." not in shift):
-        if old_values != new_values:  # unless the shift listed every value already
-            findings.append(listed_change(c, old_values, new_values))
+    if old_values is not None and new_values is not None:
+        listed = listed_change(c, old_values, new_values) if old_values != new_values else None
+        # The shift ('one of a, b → one of a or null') may list every value already; a value
+        # dropped still weighs what it weighs, whatever the types did.
+        said = shift is not None and "..." not in shift
+        if listed is not None and (not said or LEVELS.index(listed.level) < LEVELS.index(findings[0].level)):
+            findings.append(listed)
     else:
         # With the shift said ('decimal text → number'), a pair of members of different kinds
         # (the decimal text and a double's "NaN" text) is that same change seen member by member.
@@ -192,7 +196,7 @@ def moved_keyword(c: SchemaContext) -> Finding | None:
     if kind is None or not combinators_differ(old, new):
         return None
     value = c.change.before if c.change.op == "removed" else c.change.after
-    applies = _APPLIES_TO.get(c.keyword) or _value_types(c.keyword, value)
+    applies = APPLIES_TO.get(c.keyword) or _value_types(c.keyword, value)
     if applies is None:
         return None
     members = [m for m in holder[kind] if types_overlap(admitted_types(m), applies)]
@@ -229,6 +233,13 @@ def _alternatives(
     pairs whose members hold the same kind of values."""
     old_alts, new_alts = alternatives(old), alternatives(new)
     pairing = pair_members(old_alts, new_alts)
+    split = _split(old, new, pairing, old_alts, new_alts)
+    if split is not None:
+        return [
+            judge_split(
+                c, split, _judged_as(c, "input", judge_schema), _judged_as(c, c.direction, judge_schema)
+            )
+        ]
     found: list[Finding] = []
     for i, j in pairing.pairs:
         if same_kind_only and describe_values(old_alts[i]) != describe_values(new_alts[j]):
@@ -243,14 +254,45 @@ def _alternatives(
 
 
 def _pair_findings(
-    c: SchemaContext, old: Any, new: Any, label: str, judge_schema: SchemaJudge
+    c: SchemaContext,
+    old: Any,
+    new: Any,
+    label: str,
+    judge_schema: SchemaJudge,
+    direction: Direction | None = None,
 ) -> list[Finding]:
-    """Diff two paired members and judge every difference as if they were whole schemas."""
+    """Diff two paired members and judge every difference as if they were whole schemas (in the
+    schema's direction unless told)."""
     label = f"{c.label}.{label}" if c.label and label else c.label or label
     if not isinstance(old, dict) or not isinstance(new, dict):
         return [Finding(c.change, "SCHEMA_CHANGED", f"{owner(c)}: {label or 'a member'} changed; review it")]
     changes = diff_schemas(c.change.tool, c.change.path[:1], old, new)
-    return [judge_schema(sub, c.direction, old, new, c.owner_names, label) for sub in changes]
+    return [judge_schema(sub, direction or c.direction, old, new, c.owner_names, label) for sub in changes]
+
+
+def _judged_as(c: SchemaContext, direction: Direction, judge_schema: SchemaJudge) -> Cover:
+    """old, new -> what is not info between them, judged in `direction`."""
+
+    def judged(old: Any, new: Any) -> list[Finding]:
+        found = _pair_findings(c, old, new, "", judge_schema, direction)
+        return [f for f in found if f.level != "info"]
+
+    return judged
+
+
+def _split(old: Any, new: Any, pairing: Pairing, old_alts: list[Any], new_alts: list[Any]) -> Split | None:
+    """One schema on one side (no combinator) left without a partner among the members of the
+    other: it was split into them, or they were merged into it."""
+    if (combinator(old) is None) == (combinator(new) is None) or pairing.pairs:
+        return None
+    side: Literal["old", "new"] = "old" if combinator(old) is None else "new"
+    single, node, members = (old_alts[0], new, new_alts) if side == "old" else (new_alts[0], old, old_alts)
+    parts = [
+        (_label(node, k, "new" if side == "old" else "old"), member)
+        for k, member in enumerate(members)
+        if types_overlap(admitted_types(single), admitted_types(member))
+    ]
+    return Split(single, side, parts) if parts else None
 
 
 def _unpaired(
@@ -333,9 +375,7 @@ def _label(node: Any, index: int, side: Literal["old", "new"]) -> str:
 def summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
     """One finding for one diff entry: the first of the worst level leads, the rest explain."""
     ranked = sorted(findings, key=lambda f: LEVELS.index(f.level))
-    reasons = list(dict.fromkeys(f.message for f in ranked))
-    if len(reasons) > REASONS_SHOWN:
-        reasons = [*reasons[:REASONS_SHOWN], f"and {len(reasons) - REASONS_SHOWN} more"]
+    reasons = capped(list(dict.fromkeys(f.message for f in ranked)))
     return Finding(c.change, ranked[0].rule_id, "; ".join(reasons))
 
 

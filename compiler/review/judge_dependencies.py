@@ -16,9 +16,10 @@ from typing import Any
 
 from .judge_combinators import spoken_and
 from .judge_context import Finding, SchemaContext, owner
-from .schema_alternatives import ANNOTATIONS, canonical
+from .schema_alternatives import ANNOTATIONS, DEPENDENCY_KEYWORDS, canonical
 
-DEPENDENCY_KEYWORDS = frozenset({"dependentRequired", "dependentSchemas", "dependencies"})
+__all__ = ["DEPENDENCY_KEYWORDS", "judge_dependency", "read_condition"]
+
 
 # direction -> (what a required name is, what a forbidden one is) when the condition holds
 _WORDS = {"input": ("required", "forbidden"), "output": ("guaranteed", "left out")}

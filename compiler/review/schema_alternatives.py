@@ -17,6 +17,42 @@ from typing import Any, Literal
 COMBINATORS = ("anyOf", "oneOf")
 # Keywords that document a node without constraining what it admits.
 ANNOTATIONS = frozenset({"description", "title", "examples", "default", "$comment", "deprecated"})
+# Keywords whose value maps names to schemas, and keywords whose value is one schema.
+NAMED_KEYWORDS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+SUBSCHEMA_KEYWORDS = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+    }
+)
+# Keywords whose entries are conditions on the object holding them, judged whole.
+DEPENDENCY_KEYWORDS = frozenset({"dependentRequired", "dependentSchemas", "dependencies"})
+
+
+def node_starts(path: Sequence[str]) -> list[int]:
+    """Where, in a path inside a schema, each nested schema node starts (0: the root). Past
+    `properties / NAME` or `items` the path is inside another node; a path that ends at a
+    named member (`properties / NAME`) stops before it, as does data under a plain keyword."""
+    starts, index = [0], 0
+    while index < len(path):
+        keyword = path[index]
+        if keyword in NAMED_KEYWORDS and index + 2 < len(path):
+            index += 2
+        elif keyword in SUBSCHEMA_KEYWORDS and index + 1 < len(path):
+            index += 1
+        else:
+            break
+        starts.append(index)
+    return starts
 
 
 def combinator(node: Any) -> str | None:
