@@ -41,9 +41,10 @@ def judge_split(c: SchemaContext, split: Split, cover: Cover, reasons: Cover) ->
     """`cover` judges as an input (admits more or less); `reasons` judges old -> new in the
     schema's direction, for the words of the message."""
     single, parts = split.single, [member for _, member in split.parts]
+    beyond = [cover(part, single) for part in parts]  # why the single one misses part of each
     union_covers = any(not cover(single, part) for part in parts)  # a member admits all it does
-    union_within = all(not cover(part, single) for part in parts)  # no member admits more
-    part_beyond = any(_breaks(cover(part, single)) for part in parts)  # a member admits more
+    union_within = not any(beyond)  # no member admits more
+    part_beyond = any(_breaks(found) for found in beyond)  # a member admits more, proven
     witness = _witness(single, parts)  # a value it admits that no member does
     # From the old version to the new one: does the new one admit more, or less? None: unproven.
     if split.single_side == "old":
@@ -77,21 +78,21 @@ def _witness(single: Any, parts: list[Any]) -> str | None:
 def _verdict(
     c: SchemaContext, split: Split, more: bool | None, less: bool | None, witness: str | None, reasons: Cover
 ) -> Finding:
-    who, names, single = owner(c), " or ".join(label for label, _ in split.parts), _describe(split.single)
+    who, single = owner(c), _describe(split.single)
+    names, joined = _named(split, "or"), _named(split, "and")
     was_split, is_input = split.single_side == "old", c.direction == "input"
-    joined = " and ".join(label for label, _ in split.parts)
     shape = f"split into {joined}" if was_split else f"{joined} merged into {single}"
-    why = _reasons(c, split, reasons)
     bad, good = (less, more) if is_input else (more, less)
     if bad:
         rule = "PARAM_ALTERNATIVE_REMOVED" if is_input else "OUTPUT_ALTERNATIVE_ADDED"
-        shown = f"{witness} {'is rejected' if is_input else 'may come back'}" if witness else why
+        shown = (
+            f"{witness} {'is rejected' if is_input else 'may come back'}"
+            if witness
+            else _reasons(c, split, reasons)
+        )
         if was_split:
-            how = (
-                f"it now accepts only {names} (it accepted {single})"
-                if is_input
-                else f"{shape}; {names} may return more"
-            )
+            was = f" (it accepted {single})" if single.startswith("any ") else ""
+            how = f"it now accepts only {names}{was}" if is_input else f"{shape}; {names} may return more"
         else:
             how = (
                 f"{shape}, which does not accept all they did"
@@ -102,6 +103,7 @@ def _verdict(
     if bad is None:
         doubt = "accept all it did" if is_input else "return nothing it did not"
         subject = "together they" if was_split else "it"
+        why = _reasons(c, split, reasons)
         said = f" ({why})" if why else ""
         return Finding(
             c.change,
@@ -125,12 +127,23 @@ def _verdict(
     return Finding(c.change, "OUTPUT_ALTERNATIVE_REMOVED", f"{who} got narrower: {how}")
 
 
+# How many members a message names one by one; past that it gives the range and the count.
+MEMBERS_NAMED = 6
+
+
+def _named(split: Split, conjunction: str) -> str:
+    labels = [label for label, _ in split.parts]
+    if len(labels) > MEMBERS_NAMED:
+        return f"{labels[0]} {conjunction} the {len(labels) - 1} members after it, up to {labels[-1]}"
+    return f" {conjunction} ".join(labels)
+
+
 def _describe(schema: Any) -> str:
-    """'any object' for a schema that constrains nothing but its type; else 'one schema'."""
+    """'any object' for a schema that constrains nothing but its type; else 'a single schema'."""
     if isinstance(schema, dict) and schema.keys() <= {"type"}:
         kinds = admitted_types(schema)
         return "any value" if kinds is None else f"any {' or '.join(sorted(kinds))}"
-    return "one schema"
+    return "a single schema"
 
 
 def _reasons(c: SchemaContext, split: Split, reasons: Cover) -> str:

@@ -626,3 +626,22 @@ def test_no_two_findings_say_one_change_over_the_reference_servers_history() -> 
         ]
         doubled = {node for node in nodes if nodes.count(node) > 1}
         assert not doubled, (old_path.name, new_path.name, doubled)
+
+
+def test_a_split_into_hundreds_of_members_is_said_in_one_bounded_line() -> None:
+    members = [
+        {
+            "type": "object",
+            "properties": {"k": {"const": i}},
+            "required": ["k"],
+            "additionalProperties": False,
+        }
+        for i in range(500)
+    ]
+    found = judged(object_param({}), object_param({"oneOf": members}))
+    rule, message = found["Input schema / properties / o / oneOf"]
+    assert rule == "PARAM_ALTERNATIVE_REMOVED"
+    assert message == (
+        "parameter 'o' got narrower: it now accepts only oneOf[0] or the 499 members after it, "
+        "up to oneOf[499] (it accepted any object); an empty object is rejected"
+    )
