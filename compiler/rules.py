@@ -603,7 +603,11 @@ _DIFF_RULES = (
     ("OUTPUT_SCHEMA_ADDED", "info", "An output schema was added."),
     ("PARAM_ADDED_REQUIRED", "breaking", "A new required parameter: existing callers do not send it."),
     ("PARAM_ADDED_OPTIONAL", "info", "A new optional parameter."),
-    ("PARAM_REMOVED", "breaking", "A parameter was removed: callers that send it are rejected."),
+    (
+        "PARAM_REMOVED",
+        "breaking",
+        "A parameter was removed: callers still sending it are rejected, or (open object) silently ignored.",
+    ),
     (
         "PARAM_BECAME_REQUIRED",
         "breaking",
@@ -677,15 +681,25 @@ _DIFF_RULES = (
     (
         "PARAM_ALTERNATIVE_REMOVED",
         "breaking",
-        "An input's anyOf/oneOf member was dropped and the member left of its type accepts less.",
+        "An input's anyOf/oneOf member was dropped, or the input split into members, and what is left "
+        "accepts less.",
     ),
-    ("PARAM_ALTERNATIVE_ADDED", "info", "An input accepts a new anyOf/oneOf member of a type it had."),
+    (
+        "PARAM_ALTERNATIVE_ADDED",
+        "info",
+        "An input accepts a new anyOf/oneOf member of a type it had, or members merged into a wider schema.",
+    ),
     (
         "OUTPUT_ALTERNATIVE_ADDED",
         "breaking",
-        "An output may return a new anyOf/oneOf member its earlier member of that type does not cover.",
+        "An output may return a new anyOf/oneOf member its earlier member of that type does not cover, "
+        "or members merged into a wider schema.",
     ),
-    ("OUTPUT_ALTERNATIVE_REMOVED", "info", "An output no longer returns one of its anyOf/oneOf members."),
+    (
+        "OUTPUT_ALTERNATIVE_REMOVED",
+        "info",
+        "An output no longer returns one of its anyOf/oneOf members, or only some shapes of what it did.",
+    ),
     (
         "DEPENDENCY_ADDED",
         "breaking",
