@@ -22,6 +22,7 @@ from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change, diff_schemas
 from .judge_combinators import (
     as_set,
     judge_combinator,
+    listed_beside,
     listed_change,
     moved_keyword,
     summed_up,
@@ -335,7 +336,12 @@ def _type(c: SchemaContext) -> Finding:
     old, new = admitted_types(old_node), admitted_types(new_node)
     owner = _owner(c)
     if old != new:
-        return type_change(c, old, new, value_shift(c))
+        shift = value_shift(c)
+        found = [type_change(c, old, new, shift)]
+        old_values, new_values = listed_values(old_node), listed_values(new_node)
+        if old_values is not None and new_values is not None:
+            found += listed_beside(c, found, shift, old_values, new_values)
+        return summed_up(c, found)
     if combinators_differ(old_node, new_node):
         # `type: object` moved into (or out of) anyOf members: the types stay; what the
         # members add or drop is judged on the combinator's own entry.

@@ -18,6 +18,7 @@ from .diff import Change, diff_schemas
 from .judge_context import LEVELS, Direction, Finding, SchemaContext, capped, owner
 from .judge_split import Cover, Split, judge_split
 from .schema_alternatives import (
+    APPLIES_TO,
     MAX_REQUIRED_MEMBERS,
     Pairing,
     RequiredNeeds,
@@ -37,30 +38,6 @@ from .schema_alternatives import (
 )
 from .value_kinds import describe_values
 
-# Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
-# const constrain the types of their values.)
-APPLIES_TO: dict[str, frozenset[str]] = {
-    **dict.fromkeys(("maxLength", "minLength", "pattern", "format"), frozenset({"string"})),
-    **dict.fromkeys(
-        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
-        frozenset({"number", "integer"}),
-    ),
-    **dict.fromkeys(
-        ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"), frozenset({"array"})
-    ),
-    **dict.fromkeys(
-        (
-            "properties",
-            "required",
-            "additionalProperties",
-            "patternProperties",
-            "propertyNames",
-            "minProperties",
-            "maxProperties",
-        ),
-        frozenset({"object"}),
-    ),
-}
 # judge._judge_schema: judge a change whose path starts at two given schemas (paired members).
 SchemaJudge = Callable[[Change, Direction, Any, Any, tuple[str, ...], str], Finding]
 
@@ -141,6 +118,21 @@ def _only_case(removed: list[str], added: list[str]) -> bool:
     return bool(removed) and folded(removed) is not None and folded(removed) == folded(added)
 
 
+def listed_beside(
+    c: SchemaContext, findings: list[Finding], shift: str | None, old: set[str], new: set[str]
+) -> list[Finding]:
+    """The change of listed values beside a type change, unless the shift ('one of a, b → one
+    of a or null') listed every value already and weighs as much: a value dropped still weighs
+    what it weighs, whatever the types did."""
+    if old == new:
+        return []
+    listed = listed_change(c, old, new)
+    said = shift is not None and "..." not in shift
+    if said and findings and LEVELS.index(listed.level) >= LEVELS.index(findings[0].level):
+        return []
+    return [listed]
+
+
 def as_set(members: list[Any]) -> set[str]:
     return {json.dumps(member, sort_keys=True) for member in members}
 
@@ -166,12 +158,7 @@ def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
         findings.append(type_change(c, old_types, new_types, shift))
     old_values, new_values = listed_values(old), listed_values(new)
     if old_values is not None and new_values is not None:
-        listed = listed_change(c, old_values, new_values) if old_values != new_values else None
-        # The shift ('one of a, b → one of a or null') may list every value already; a value
-        # dropped still weighs what it weighs, whatever the types did.
-        said = shift is not None and "..." not in shift
-        if listed is not None and (not said or LEVELS.index(listed.level) < LEVELS.index(findings[0].level)):
-            findings.append(listed)
+        findings += listed_beside(c, findings, shift, old_values, new_values)
     else:
         # With the shift said ('decimal text → number'), a pair of members of different kinds
         # (the decimal text and a double's "NaN" text) is that same change seen member by member.
@@ -286,6 +273,8 @@ def _split(old: Any, new: Any, pairing: Pairing, old_alts: list[Any], new_alts: 
     if (combinator(old) is None) == (combinator(new) is None) or pairing.pairs:
         return None
     side: Literal["old", "new"] = "old" if combinator(old) is None else "new"
+    if len(old_alts if side == "old" else new_alts) != 1:
+        return None
     single, node, members = (old_alts[0], new, new_alts) if side == "old" else (new_alts[0], old, old_alts)
     parts = [
         (_label(node, k, "new" if side == "old" else "old"), member)

@@ -8,7 +8,8 @@ others say it again or say less. This module names, for an entry, the sibling th
   merged with the constraints written beside it, paired and compared), every constraint of
   that node, and of the nodes inside it, is part of that comparison.
 - A keyword that constrains only a JSON type the node did not admit before (or no longer
-  admits) came or went with the `type` beside it: the type change says it.
+  admits) came or went with the `type` beside it: the type change says it. So do listed
+  values changed with the type (`enum: [a, b]` gaining null with `type: [string, null]`).
 
 Annotations (description, default, ...) are never folded: they are their own findings.
 """
@@ -18,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from .diff import MISSING, SEPARATOR, Change
-from .judge_combinators import APPLIES_TO
 from .schema_alternatives import (
     ANNOTATIONS,
+    APPLIES_TO,
     COMBINATORS,
     admitted_types,
     both_combinators,
@@ -52,6 +53,9 @@ def said_by(change: Change, old_root: Any, new_root: Any) -> str | None:
             return SEPARATOR.join((section, *node_path, combinator(new) or combinator(old) or ""))
     node_path = path[: starts[-1]]
     old, new = _node(old_root, node_path), _node(new_root, node_path)
+    listed = listed_values(old) is not None and listed_values(new) is not None
+    if keyword in ("enum", "const") and listed and _type_changed(old, new):
+        return SEPARATOR.join((section, *node_path, "type"))  # the type's finding lists them
     if keyword in APPLIES_TO and _type_changed(old, new):
         applies = APPLIES_TO[keyword]
         before, after = (

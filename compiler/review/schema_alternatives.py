@@ -77,6 +77,32 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+# Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
+# const constrain the types of their values.)
+APPLIES_TO: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("maxLength", "minLength", "pattern", "format"), frozenset({"string"})),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+        frozenset({"number", "integer"}),
+    ),
+    **dict.fromkeys(
+        ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"), frozenset({"array"})
+    ),
+    **dict.fromkeys(
+        (
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+        ),
+        frozenset({"object"}),
+    ),
+}
+
+
 # --- types and listed values --------------------------------------------------------------
 
 
@@ -175,7 +201,19 @@ def alternatives(node: Any) -> list[Any]:
         return [node]
     base = {k: v for k, v in node.items() if k not in ANNOTATIONS and k not in COMBINATORS}
     kind = combinator(node)
-    return [base] if kind is None else [_merged(base, member) for member in node[kind]]
+    if kind is not None:
+        return [_merged(base, member) for member in node[kind]]
+    kinds = base.get("type")
+    if isinstance(kinds, list) and len(kinds) > 1 and all(isinstance(k, str) for k in kinds):
+        # `type: [string, null]` is `anyOf: [{type: string}, {type: null}]` written short: each
+        # keyword constrains only its own type, so each type is an alternative.
+        return [{**_applying(base, k), "type": k} for k in kinds]
+    return [base]
+
+
+def _applying(base: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The keywords of a node that constrain values of one JSON type."""
+    return {k: v for k, v in base.items() if k not in APPLIES_TO or kind in APPLIES_TO[k]}
 
 
 def _merged(base: dict[str, Any], member: Any) -> Any:

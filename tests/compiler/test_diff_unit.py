@@ -590,6 +590,23 @@ def test_one_change_is_one_finding() -> None:
             "PARAM_TYPE_CHANGED",
         ),
     ]
+    type_list = {"type": ["string", "null"]}
+    pairs += [
+        (type_list, nullable, "Input schema / properties / x / anyOf", "SCHEMA_RESTRUCTURED"),
+        (nullable, type_list, "Input schema / properties / x / anyOf", "SCHEMA_RESTRUCTURED"),
+        (
+            {"type": "string", "enum": ["a", "b"]},
+            {"type": ["string", "null"], "enum": ["a", "b", None]},
+            "Input schema / properties / x / type",
+            "PARAM_TYPE_WIDENED",
+        ),
+        (
+            {"type": "string", "enum": ["a", "b"]},
+            {"type": ["string", "null"], "enum": ["a", None]},
+            "Input schema / properties / x / type",
+            "ENUM_VALUE_REMOVED",
+        ),
+    ]
     for before, after, path, rule in pairs:
         found = reviewed(x(before), x(after))
         assert list(found) == [path], (before, after, found)
