@@ -585,7 +585,16 @@ _DIFF_RULES = (
     ("IDEMPOTENT_HINT_ADDED", "info", "Repeating a call now has no further effect."),
     ("OPEN_WORLD_HINT_ADDED", "warning", "The tool may now reach systems outside the server."),
     ("OPEN_WORLD_HINT_REMOVED", "info", "The tool no longer reaches outside systems."),
-    ("INPUT_SCHEMA_REPLACED", "breaking", "The input schema appeared or disappeared as a whole."),
+    (
+        "INPUT_SCHEMA_REPLACED",
+        "breaking",
+        "The input schema became null or a non-object: not valid in MCP; clients may refuse the tool.",
+    ),
+    (
+        "INPUT_SCHEMA_REPAIRED",
+        "info",
+        "A null or non-object input schema became a valid object schema that accepts every call.",
+    ),
     (
         "OUTPUT_SCHEMA_REMOVED",
         "breaking",
@@ -594,7 +603,11 @@ _DIFF_RULES = (
     ("OUTPUT_SCHEMA_ADDED", "info", "An output schema was added."),
     ("PARAM_ADDED_REQUIRED", "breaking", "A new required parameter: existing callers do not send it."),
     ("PARAM_ADDED_OPTIONAL", "info", "A new optional parameter."),
-    ("PARAM_REMOVED", "breaking", "A parameter was removed: callers that send it are rejected."),
+    (
+        "PARAM_REMOVED",
+        "breaking",
+        "A parameter was removed: callers still sending it are rejected, or (open object) silently ignored.",
+    ),
     (
         "PARAM_BECAME_REQUIRED",
         "breaking",
@@ -635,6 +648,11 @@ _DIFF_RULES = (
         "An object's `properties` were dropped but additionalProperties still accepts them.",
     ),
     ("DEFAULT_CHANGED", "warning", "An input default changed: callers that omit it get new behaviour."),
+    (
+        "DEFAULT_ADDED",
+        "info",
+        "A default was added to a parameter that was required: every caller sent it; none relied on it.",
+    ),
     ("FORMAT_CHANGED", "warning", "A string format changed."),
     ("SCHEMA_DIALECT_CHANGED", "info", "The $schema dialect changed."),
     ("DEFINITION_ADDED", "info", "A $defs entry was added."),
@@ -663,15 +681,46 @@ _DIFF_RULES = (
     (
         "PARAM_ALTERNATIVE_REMOVED",
         "breaking",
-        "An input's anyOf/oneOf member was dropped and the member left of its type accepts less.",
+        "An input's anyOf/oneOf member was dropped, or the input split into members, and what is left "
+        "accepts less.",
     ),
-    ("PARAM_ALTERNATIVE_ADDED", "info", "An input accepts a new anyOf/oneOf member of a type it had."),
+    (
+        "PARAM_ALTERNATIVE_ADDED",
+        "info",
+        "An input accepts a new anyOf/oneOf member of a type it had, or members merged into a wider schema.",
+    ),
     (
         "OUTPUT_ALTERNATIVE_ADDED",
         "breaking",
-        "An output may return a new anyOf/oneOf member its earlier member of that type does not cover.",
+        "An output may return a new anyOf/oneOf member its earlier member of that type does not cover, "
+        "or members merged into a wider schema.",
     ),
-    ("OUTPUT_ALTERNATIVE_REMOVED", "info", "An output no longer returns one of its anyOf/oneOf members."),
+    (
+        "OUTPUT_ALTERNATIVE_REMOVED",
+        "info",
+        "An output no longer returns one of its anyOf/oneOf members, or only some shapes of what it did.",
+    ),
+    (
+        "DEPENDENCY_ADDED",
+        "breaking",
+        "An input dependency (dependentRequired/dependentSchemas) was added or tightened: "
+        "when its key is sent, more is required or forbidden.",
+    ),
+    (
+        "DEPENDENCY_REMOVED",
+        "info",
+        "An input dependency was removed or loosened: it only lets more calls through.",
+    ),
+    (
+        "OUTPUT_DEPENDENCY_ADDED",
+        "info",
+        "An output dependency was added or tightened: a result with its key guarantees more.",
+    ),
+    (
+        "OUTPUT_DEPENDENCY_REMOVED",
+        "breaking",
+        "An output dependency was removed or loosened: consumers relying on it break.",
+    ),
     ("SCHEMA_REORDERED", "info", "Members of a list keyword were reordered; nothing else changed."),
     (
         "SCHEMA_RESTRUCTURED",

@@ -8,6 +8,7 @@ from typing import Any
 from ..wire import ServerWire, Side
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
+from .judge_context import one_per_change
 from .resources import diff_resources, judge_resource
 
 
@@ -38,7 +39,7 @@ def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
     old_tools = {t["name"]: t for t in (old.tools if old else [])}
     new_tools = {t["name"]: t for t in (new.tools if new else [])}
     changes = diff_tools(list(old_tools.values()), list(new_tools.values()))
-    findings = [judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes]
+    findings = one_per_change([judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes])
     old_resources, new_resources = _resources(old), _resources(new)
     if old_resources is not None and new_resources is not None:
         findings += [judge_resource(c) for c in diff_resources(old_resources, new_resources)]

@@ -14,20 +14,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from ..rules import RULES
-from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change
-from .judge_combinators import as_set, judge_combinator, listed_change, moved_keyword, type_change
+from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change, diff_schemas
+from .judge_combinators import (
+    as_set,
+    judge_combinator,
+    listed_beside,
+    listed_change,
+    moved_keyword,
+    summed_up,
+    type_change,
+    value_shift,
+)
 from .judge_context import LEVELS, Direction, Finding, Level, SchemaContext
 from .judge_context import owner as _owner
+from .judge_dependencies import DEPENDENCY_KEYWORDS, judge_dependency
+from .judge_overlap import said_by
 from .schema_alternatives import (
     ANNOTATIONS,
+    NAMED_KEYWORDS,
     admitted_types,
     canonical,
     combinator,
     combinators_differ,
+    extra_keys,
     listed_values,
+    node_starts,
 )
 from .tool_fields import annotations_without_hints, judge_tool_field, judges_tool_field
 
@@ -50,9 +65,10 @@ def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[
         return _annotation(change, old_tool or {}, new_tool or {})
     direction: Direction = "input" if section == "Input schema" else "output"
     field = SCHEMA_SECTIONS[section]
-    return _judge_schema(
-        change, direction, (old_tool or {}).get(field, MISSING), (new_tool or {}).get(field, MISSING)
-    )
+    old_root, new_root = (old_tool or {}).get(field, MISSING), (new_tool or {}).get(field, MISSING)
+    finding = _judge_schema(change, direction, old_root, new_root)
+    said = said_by(change, old_root, new_root)
+    return finding if said is None else replace(finding, said_by=said)
 
 
 def _judge_schema(
@@ -80,45 +96,17 @@ def _judge_schema(
     return _KEYWORD_HANDLERS.get(keyword, _other)(context)
 
 
-# Keywords whose value maps names to schemas, and keywords whose value is one schema.
-_NAMED = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
-_SUBSCHEMA = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "additionalItems",
-    }
-)
-
-
 def _locate(path: tuple[str, ...]) -> tuple[int, str | None, tuple[str, ...]]:
     """Walk a path inside a schema: return the index of the keyword the change is under, the
     property or definition name when the change is to one member as a whole, and the property
     names on the way. `properties / description` is a property named description, not a
     description keyword; past a plain keyword (`default / a`) the path is data."""
-    owners: list[str] = []
-    index = 0
-    while index < len(path):
-        keyword = path[index]
-        if keyword in _NAMED and index + 1 < len(path):
-            if index + 2 == len(path):
-                return index, path[index + 1], tuple(owners)
-            if keyword == "properties":
-                owners.append(path[index + 1])
-            index += 2
-        elif keyword in _SUBSCHEMA and index + 1 < len(path):
-            index += 1
-        else:
-            return index, None, tuple(owners)
-    return max(index - 1, 0), None, tuple(owners)
+    starts = node_starts(path)
+    index = starts[-1]
+    owners = tuple(path[i + 1] for i in starts[:-1] if path[i] == "properties")
+    if index + 2 == len(path) and path[index] in NAMED_KEYWORDS:
+        return index, path[index + 1], owners
+    return index, None, owners
 
 
 # --- annotations --------------------------------------------------------------------------
@@ -166,6 +154,12 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
 # --- schemas ------------------------------------------------------------------------------
 
 
+# What the MCP specification asks of a tool's input schema (Tool.inputSchema: required, and
+# `type: "object"`): the arguments of a call are always an object.
+_MCP_INPUT_SCHEMA = {"type": "object"}
+_NOT_VALID = "is not a valid input schema in MCP (it must be an object schema)"
+
+
 def _root(c: SchemaContext) -> Finding:
     old, new = c.change.before, c.change.after
     if c.direction == "output":
@@ -173,7 +167,53 @@ def _root(c: SchemaContext) -> Finding:
             return Finding(c.change, "OUTPUT_SCHEMA_REMOVED", "the output schema was removed")
         if old is None:
             return Finding(c.change, "OUTPUT_SCHEMA_ADDED", "an output schema was added")
-    return Finding(c.change, "INPUT_SCHEMA_REPLACED", "the input schema was replaced")
+        return Finding(c.change, "SCHEMA_CHANGED", "the output schema is not an object schema; review it")
+    if isinstance(new, dict):
+        return _repaired_input(c)
+    what = "null" if new is None else json.dumps(new)
+    return Finding(
+        c.change,
+        "INPUT_SCHEMA_REPLACED",
+        f"the input schema became {what}, which {_NOT_VALID}: clients may refuse to list or call the tool",
+    )
+
+
+def _repaired_input(c: SchemaContext) -> Finding:
+    """An object schema where there was none (null, or a value that is no schema MCP allows).
+    Clients had to send arguments unchecked, so the old schema is read as the loosest valid one,
+    `{type: object}`, and the new one is judged against it: a repair unless it requires or
+    forbids what any call could send."""
+    was = "null" if c.change.before is None else json.dumps(c.change.before)
+    changes = diff_schemas(c.change.tool, c.change.path[:1], _MCP_INPUT_SCHEMA, c.change.after)
+    found = [_judge_schema(sub, "input", _MCP_INPUT_SCHEMA, c.change.after) for sub in changes]
+    narrowing = [f for f in found if f.level != "info"]
+    if not narrowing:
+        return Finding(
+            c.change,
+            "INPUT_SCHEMA_REPAIRED",
+            f"the input schema was {was}, which {_NOT_VALID}; it is now an object schema: "
+            "every call that worked still works",
+        )
+    led = summed_up(c, narrowing)
+    return Finding(
+        c.change,
+        led.rule_id,
+        f"the input schema was {was} (any arguments); the object schema narrows it: {led.message}",
+    )
+
+
+def _input_root_type(c: SchemaContext) -> Finding | None:
+    """`type: object` given to the root of an input schema narrows nothing: arguments are always
+    an object. It repairs the schema to what MCP requires."""
+    if c.direction != "input" or c.change.path[1:] != ("type",) or c.owner_names or c.label:
+        return None
+    if admitted_types(c.node("new", ())) != frozenset({"object"}):
+        return None
+    return Finding(
+        c.change,
+        "INPUT_SCHEMA_REPAIRED",
+        "the input schema now declares type: object, as MCP requires; arguments were always an object",
+    )
 
 
 def _property(c: SchemaContext) -> Finding:
@@ -196,7 +236,7 @@ def _properties(c: SchemaContext) -> Finding:
             f"{_owner(c)}: an empty 'properties' was {c.change.op}; nothing changes",
         )
     if c.direction == "input" and c.change.op == "removed":
-        extra = _extra_keys(c.node("new", c.parent))
+        extra = extra_keys(c.node("new", c.parent))
         if extra == "open":
             them = "it" if len(names) == 1 else "them"
             return Finding(
@@ -216,25 +256,13 @@ def _properties(c: SchemaContext) -> Finding:
     return _members(c, names, f"{what} {', '.join(names)}")
 
 
-def _extra_keys(node: Any) -> Literal["closed", "open", "schema"]:
-    """What an object node does with keys it does not declare."""
-    if not isinstance(node, dict):
-        return "open"
-    additional = node.get("additionalProperties", node.get("unevaluatedProperties", True))
-    if additional is False:
-        return "closed"
-    if node.get("patternProperties") or (isinstance(additional, dict) and additional):
-        return "schema"
-    return "open"
-
-
 def _members(c: SchemaContext, names: list[str], who: str) -> Finding:
     """Properties added or removed: for inputs, required ones break callers; for outputs,
     removed ones break consumers."""
     hint = _rename_hint(c) if c.member is not None and c.change.op == "removed" else None
     if c.direction == "input":
         if c.change.op == "removed":
-            return Finding(c.change, "PARAM_REMOVED", f"{who} removed; callers sending it fail", hint)
+            return Finding(c.change, "PARAM_REMOVED", f"{who} removed; {_still_sent(c)}", hint)
         required = c.node("new", (*c.parent, "required"))
         if isinstance(required, list) and set(required) & set(names):
             return Finding(c.change, "PARAM_ADDED_REQUIRED", f"{who} added as required")
@@ -242,6 +270,20 @@ def _members(c: SchemaContext, names: list[str], who: str) -> Finding:
     if c.change.op == "removed":
         return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{who} removed", hint)
     return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"{who} added")
+
+
+# What becomes of a removed parameter that a caller still sends, by what the object does with
+# keys it does not declare. Open objects are the common case (no `additionalProperties`): the
+# call goes through and the value is dropped without a word, which is why it stays breaking.
+_STILL_SENT = {
+    "closed": "callers still sending it are rejected (additionalProperties: false)",
+    "open": "callers still sending it are no longer refused: the argument is silently ignored",
+    "schema": "callers still sending it have it checked against additionalProperties/patternProperties",
+}
+
+
+def _still_sent(c: SchemaContext) -> str:
+    return _STILL_SENT[extra_keys(c.node("new", c.parent))]
 
 
 def _rename_hint(c: SchemaContext) -> str | None:
@@ -290,11 +332,19 @@ def _required(c: SchemaContext) -> Finding:
 
 
 def _type(c: SchemaContext) -> Finding:
+    repaired = _input_root_type(c)
+    if repaired is not None:
+        return repaired
     old_node, new_node = c.node("old", c.parent), c.node("new", c.parent)
     old, new = admitted_types(old_node), admitted_types(new_node)
     owner = _owner(c)
     if old != new:
-        return type_change(c, old, new)
+        shift = value_shift(c)
+        found = [type_change(c, old, new, shift)]
+        old_values, new_values = listed_values(old_node), listed_values(new_node)
+        if old_values is not None and new_values is not None:
+            found += listed_beside(c, found, shift, old_values, new_values)
+        return summed_up(c, found)
     if combinators_differ(old_node, new_node):
         # `type: object` moved into (or out of) anyOf members: the types stay; what the
         # members add or drop is judged on the combinator's own entry.
@@ -323,6 +373,18 @@ def _same_types(c: SchemaContext, owner: str) -> Finding:
     )
 
 
+def _dependency(c: SchemaContext) -> Finding:
+    schema_path = c.change.path[1:]
+    at = len(c.parent) + 1
+    trigger = schema_path[at] if len(schema_path) > at else None
+    found = judge_dependency(c, trigger)
+    if not found:
+        return Finding(
+            c.change, "SCHEMA_RESTRUCTURED", f"{_owner(c)}: '{c.keyword}' changed form; same conditions"
+        )
+    return summed_up(c, found)
+
+
 def _combinator(c: SchemaContext) -> Finding:
     return judge_combinator(c, _judge_schema)
 
@@ -330,20 +392,16 @@ def _combinator(c: SchemaContext) -> Finding:
 def _enum(c: SchemaContext) -> Finding:
     old, new = _values(c.change.before, c.keyword), _values(c.change.after, c.keyword)
     owner = _owner(c)
-    removed = [v for v in old or [] if v not in (new or [])]
-    added = [v for v in new or [] if v not in (old or [])]
     if c.direction == "input":
         if old is None:
-            return Finding(c.change, "ENUM_ADDED", f"{owner} is now limited to {json.dumps(new)}")
+            return Finding(c.change, "ENUM_ADDED", f"{owner} is now limited to {_list(new or [])}")
         if new is None:
             return Finding(c.change, "ENUM_REMOVED", f"{owner} is no longer limited to listed values")
-        if removed:
-            return Finding(c.change, "ENUM_VALUE_REMOVED", f"{owner} no longer accepts {_list(removed)}")
-        return Finding(c.change, "ENUM_VALUE_ADDED", f"{owner} also accepts {_list(added)}")
-    if new is None or added:
-        what = "any value" if new is None else _list(added)
-        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{owner} may now return {what}")
-    return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{owner} no longer returns {_list(removed)}")
+    elif new is None:
+        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{owner} may now return any value")
+    elif old is None:  # a list where there was none: fewer values may come back
+        return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{owner} now returns only {_list(new)}")
+    return listed_change(c, [json.dumps(v) for v in old or []], [json.dumps(v) for v in new])
 
 
 def _values(value: Any, keyword: str) -> list[Any] | None:
@@ -421,11 +479,26 @@ def _additional(c: SchemaContext) -> Finding:
 def _default(c: SchemaContext) -> Finding:
     if c.direction == "output":
         return Finding(c.change, "OUTPUT_DEFAULT_CHANGED", f"{_owner(c)}: documented default changed")
+    if c.change.before is MISSING and _was_required(c):
+        return Finding(
+            c.change,
+            "DEFAULT_ADDED",
+            f"{_owner(c)}: a default was added where callers had to send a value; none relied on it",
+        )
     return Finding(
         c.change,
         "DEFAULT_CHANGED",
         f"{_owner(c)}: callers relying on the default get new behaviour",
     )
+
+
+def _was_required(c: SchemaContext) -> bool:
+    """Whether the parameter holding the default was required in the old schema: then every
+    call sent it, and no call could rely on a default."""
+    if len(c.parent) < 2 or c.parent[-2] != "properties":
+        return False
+    required = c.node("old", (*c.parent[:-2], "required"))
+    return isinstance(required, list) and c.parent[-1] in required
 
 
 def _definition(c: SchemaContext) -> Finding:
@@ -470,5 +543,6 @@ _KEYWORD_HANDLERS: Mapping[str, Callable[[SchemaContext], Finding]] = {
     "additionalProperties": _additional,
     "properties": _properties,
     "$defs": _defs,
+    **dict.fromkeys(DEPENDENCY_KEYWORDS, _dependency),
     **{keyword: _bound for keyword in _BOUNDS},
 }

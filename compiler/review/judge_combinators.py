@@ -11,13 +11,16 @@ groups only; elsewhere oneOf is judged like anyOf.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal
 
 from .diff import Change, diff_schemas
-from .judge_context import LEVELS, Direction, Finding, SchemaContext, owner
+from .judge_context import LEVELS, Direction, Finding, SchemaContext, capped, owner
+from .judge_split import Cover, Split, judge_split
 from .schema_alternatives import (
+    APPLIES_TO,
     MAX_REQUIRED_MEMBERS,
+    Pairing,
     RequiredNeeds,
     admitted_types,
     alternatives,
@@ -35,32 +38,6 @@ from .schema_alternatives import (
 )
 from .value_kinds import describe_values
 
-# Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
-# const constrain the types of their values.)
-_APPLIES_TO: dict[str, frozenset[str]] = {
-    **dict.fromkeys(("maxLength", "minLength", "pattern", "format"), frozenset({"string"})),
-    **dict.fromkeys(
-        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
-        frozenset({"number", "integer"}),
-    ),
-    **dict.fromkeys(
-        ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"), frozenset({"array"})
-    ),
-    **dict.fromkeys(
-        (
-            "properties",
-            "required",
-            "additionalProperties",
-            "patternProperties",
-            "propertyNames",
-            "minProperties",
-            "maxProperties",
-        ),
-        frozenset({"object"}),
-    ),
-}
-# How many reasons a finding that sums up several members spells out.
-REASONS_SHOWN = 4
 # judge._judge_schema: judge a change whose path starts at two given schemas (paired members).
 SchemaJudge = Callable[[Change, Direction, Any, Any, tuple[str, ...], str], Finding]
 
@@ -91,22 +68,69 @@ def type_change(
     return Finding(c.change, rule, f"{who}: {shift}" if shift else f"{who} {said}")
 
 
-def _shift(c: SchemaContext) -> str | None:
+def value_shift(c: SchemaContext) -> str | None:
     """'decimal text → number': what the node's values were and are, when both can be said."""
     before, after = describe_values(c.node("old", c.parent)), describe_values(c.node("new", c.parent))
     return f"{before} → {after}" if before and after and before != after else None
 
 
-def listed_change(c: SchemaContext, old: set[str], new: set[str]) -> Finding:
+def listed_change(c: SchemaContext, old: Collection[str], new: Collection[str]) -> Finding:
+    """Listed values (JSON texts) that changed, with the new list spelled out: a reviewer should
+    not have to open the schema to learn what replaces a removed value. Sets are shown sorted,
+    lists in their declared order."""
     who = owner(c)
-    added, removed = sorted(new - old), sorted(old - new)
+    old_list, new_list = _ordered(old), _ordered(new)
+    added = [v for v in new_list if v not in old]
+    removed = [v for v in old_list if v not in new]
+    case = "values changed case; " if _only_case(removed, added) else ""
+    gone, came = _shown_values(removed), _shown_values(added)
     if c.direction == "input":
+        now = f"now accepts {_shown_values(new_list)}"
         if removed:
-            return Finding(c.change, "ENUM_VALUE_REMOVED", f"{who} no longer accepts {', '.join(removed)}")
-        return Finding(c.change, "ENUM_VALUE_ADDED", f"{who} also accepts {', '.join(added)}")
+            return Finding(c.change, "ENUM_VALUE_REMOVED", f"{who} no longer accepts {gone}; {case}{now}")
+        return Finding(c.change, "ENUM_VALUE_ADDED", f"{who} also accepts {came}; {now}")
+    now = f"now returns one of {_shown_values(new_list)}"
     if added:
-        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{who} may now return {', '.join(added)}")
-    return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{who} no longer returns {', '.join(removed)}")
+        return Finding(c.change, "OUTPUT_ENUM_VALUE_ADDED", f"{who} may now return {came}; {case}{now}")
+    return Finding(c.change, "OUTPUT_ENUM_VALUE_REMOVED", f"{who} no longer returns {gone}; {now}")
+
+
+# How many listed values a message spells out before it counts the rest.
+VALUES_SHOWN = 12
+
+
+def _ordered(values: Collection[str]) -> list[str]:
+    return list(values) if isinstance(values, Sequence) else sorted(values)
+
+
+def _shown_values(texts: list[str]) -> str:
+    shown = ", ".join(texts[:VALUES_SHOWN])
+    return shown + (f" and {len(texts) - VALUES_SHOWN} more" if len(texts) > VALUES_SHOWN else "")
+
+
+def _only_case(removed: list[str], added: list[str]) -> bool:
+    """`"asc"` -> `"ASC"`: the same strings, spelled in another case."""
+
+    def folded(texts: list[str]) -> list[str] | None:
+        values = [json.loads(text) for text in texts]
+        return sorted(v.casefold() for v in values) if all(isinstance(v, str) for v in values) else None
+
+    return bool(removed) and folded(removed) is not None and folded(removed) == folded(added)
+
+
+def listed_beside(
+    c: SchemaContext, findings: list[Finding], shift: str | None, old: set[str], new: set[str]
+) -> list[Finding]:
+    """The change of listed values beside a type change, unless the shift ('one of a, b → one
+    of a or null') listed every value already and weighs as much: a value dropped still weighs
+    what it weighs, whatever the types did."""
+    if old == new:
+        return []
+    listed = listed_change(c, old, new)
+    said = shift is not None and "..." not in shift
+    if said and findings and LEVELS.index(listed.level) >= LEVELS.index(findings[0].level):
+        return []
+    return [listed]
 
 
 def as_set(members: list[Any]) -> set[str]:
@@ -129,13 +153,12 @@ def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
         return _required_group(c, required_needs(old), required_needs(new))
     findings = []
     old_types, new_types = admitted_types(old), admitted_types(new)
-    shift = _shift(c) if old_types != new_types else None
+    shift = value_shift(c) if old_types != new_types else None
     if old_types != new_types:
         findings.append(type_change(c, old_types, new_types, shift))
     old_values, new_values = listed_values(old), listed_values(new)
-    if old_values is not None and new_values is not None and not (shift and "..." not in shift):
-        if old_values != new_values:  # unless the shift listed every value already
-            findings.append(listed_change(c, old_values, new_values))
+    if old_values is not None and new_values is not None:
+        findings += listed_beside(c, findings, shift, old_values, new_values)
     else:
         # With the shift said ('decimal text → number'), a pair of members of different kinds
         # (the decimal text and a double's "NaN" text) is that same change seen member by member.
@@ -144,7 +167,7 @@ def judge_combinator(c: SchemaContext, judge_schema: SchemaJudge) -> Finding:
         return Finding(
             c.change, "SCHEMA_RESTRUCTURED", f"{owner(c)}: '{c.keyword}' changed form; it admits the same"
         )
-    return _summed_up(c, findings)
+    return summed_up(c, findings)
 
 
 def moved_keyword(c: SchemaContext) -> Finding | None:
@@ -160,7 +183,7 @@ def moved_keyword(c: SchemaContext) -> Finding | None:
     if kind is None or not combinators_differ(old, new):
         return None
     value = c.change.before if c.change.op == "removed" else c.change.after
-    applies = _APPLIES_TO.get(c.keyword) or _value_types(c.keyword, value)
+    applies = APPLIES_TO.get(c.keyword) or _value_types(c.keyword, value)
     if applies is None:
         return None
     members = [m for m in holder[kind] if types_overlap(admitted_types(m), applies)]
@@ -197,6 +220,13 @@ def _alternatives(
     pairs whose members hold the same kind of values."""
     old_alts, new_alts = alternatives(old), alternatives(new)
     pairing = pair_members(old_alts, new_alts)
+    split = _split(old, new, pairing, old_alts, new_alts)
+    if split is not None:
+        return [
+            judge_split(
+                c, split, _judged_as(c, "input", judge_schema), _judged_as(c, c.direction, judge_schema)
+            )
+        ]
     found: list[Finding] = []
     for i, j in pairing.pairs:
         if same_kind_only and describe_values(old_alts[i]) != describe_values(new_alts[j]):
@@ -211,14 +241,47 @@ def _alternatives(
 
 
 def _pair_findings(
-    c: SchemaContext, old: Any, new: Any, label: str, judge_schema: SchemaJudge
+    c: SchemaContext,
+    old: Any,
+    new: Any,
+    label: str,
+    judge_schema: SchemaJudge,
+    direction: Direction | None = None,
 ) -> list[Finding]:
-    """Diff two paired members and judge every difference as if they were whole schemas."""
+    """Diff two paired members and judge every difference as if they were whole schemas (in the
+    schema's direction unless told)."""
     label = f"{c.label}.{label}" if c.label and label else c.label or label
     if not isinstance(old, dict) or not isinstance(new, dict):
         return [Finding(c.change, "SCHEMA_CHANGED", f"{owner(c)}: {label or 'a member'} changed; review it")]
     changes = diff_schemas(c.change.tool, c.change.path[:1], old, new)
-    return [judge_schema(sub, c.direction, old, new, c.owner_names, label) for sub in changes]
+    return [judge_schema(sub, direction or c.direction, old, new, c.owner_names, label) for sub in changes]
+
+
+def _judged_as(c: SchemaContext, direction: Direction, judge_schema: SchemaJudge) -> Cover:
+    """old, new -> what is not info between them, judged in `direction`."""
+
+    def judged(old: Any, new: Any) -> list[Finding]:
+        found = _pair_findings(c, old, new, "", judge_schema, direction)
+        return [f for f in found if f.level != "info"]
+
+    return judged
+
+
+def _split(old: Any, new: Any, pairing: Pairing, old_alts: list[Any], new_alts: list[Any]) -> Split | None:
+    """One schema on one side (no combinator) left without a partner among the members of the
+    other: it was split into them, or they were merged into it."""
+    if (combinator(old) is None) == (combinator(new) is None) or pairing.pairs:
+        return None
+    side: Literal["old", "new"] = "old" if combinator(old) is None else "new"
+    if len(old_alts if side == "old" else new_alts) != 1:
+        return None
+    single, node, members = (old_alts[0], new, new_alts) if side == "old" else (new_alts[0], old, old_alts)
+    parts = [
+        (_label(node, k, "new" if side == "old" else "old"), member)
+        for k, member in enumerate(members)
+        if types_overlap(admitted_types(single), admitted_types(member))
+    ]
+    return Split(single, side, parts) if parts else None
 
 
 def _unpaired(
@@ -298,12 +361,10 @@ def _label(node: Any, index: int, side: Literal["old", "new"]) -> str:
     return f"the former {label}" if label else "the former schema"
 
 
-def _summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
+def summed_up(c: SchemaContext, findings: list[Finding]) -> Finding:
     """One finding for one diff entry: the first of the worst level leads, the rest explain."""
     ranked = sorted(findings, key=lambda f: LEVELS.index(f.level))
-    reasons = list(dict.fromkeys(f.message for f in ranked))
-    if len(reasons) > REASONS_SHOWN:
-        reasons = [*reasons[:REASONS_SHOWN], f"and {len(reasons) - REASONS_SHOWN} more"]
+    reasons = capped(list(dict.fromkeys(f.message for f in ranked)))
     return Finding(c.change, ranked[0].rule_id, "; ".join(reasons))
 
 
@@ -349,8 +410,8 @@ def _sending(keys: frozenset[str], listed: frozenset[str]) -> str:
     if not keys:
         return "none of them"
     rest = sorted(listed - keys)
-    return _and(sorted(keys)) + (f" but not {', '.join(rest)}" if rest else "")
+    return spoken_and(sorted(keys)) + (f" but not {', '.join(rest)}" if rest else "")
 
 
-def _and(names: list[str]) -> str:
+def spoken_and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

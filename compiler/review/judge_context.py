@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..rules import RULES
@@ -20,6 +20,11 @@ class Finding:
     rule_id: str
     message: str
     hint: str | None = None  # a likely explanation beside the verdict, such as a rename
+    # The path of another change whose finding already says this one (a `type` removed where
+    # the `anyOf` that replaced it is judged whole): the review keeps one finding per change.
+    said_by: str | None = None
+    # The sibling entries this finding says as well (their own findings were left out).
+    folded: tuple[Change, ...] = ()
 
     @property
     def level(self) -> Level:
@@ -29,6 +34,8 @@ class Finding:
         out = {"rule": self.rule_id, "level": self.level, "message": self.message, **self.change.to_json()}
         if self.hint:
             out["hint"] = self.hint
+        if self.folded:
+            out["folded"] = [{k: v for k, v in c.to_json().items() if k != "tool"} for c in self.folded]
         return out
 
 
@@ -59,3 +66,48 @@ def owner(c: SchemaContext) -> str:
     what = "parameter" if c.direction == "input" else "output field"
     text = f"{what} '{'.'.join(names)}'" if names else ("input" if c.direction == "input" else "output")
     return f"{text} ({c.label})" if c.label else text
+
+
+# How many reasons a finding that sums up several spells out.
+REASONS_SHOWN = 4
+
+
+def capped(reasons: list[str]) -> list[str]:
+    """The first REASONS_SHOWN reasons, then how many more there are."""
+    if len(reasons) <= REASONS_SHOWN:
+        return reasons
+    return [*reasons[:REASONS_SHOWN], f"and {len(reasons) - REASONS_SHOWN} more"]
+
+
+def one_per_change(findings: list[Finding]) -> list[Finding]:
+    """One finding per change: a finding another one says (a sibling entry named by
+    `said_by`, or the same words for the same tool) is left out, and its change is folded into
+    the finding that says it, so every diff entry is still accounted for."""
+    by_path = {(f.change.tool, f.change.path_text): f for f in findings}
+    first_said: dict[tuple[str, str, str], Finding] = {}
+    sayers: list[Finding] = []
+    for finding in findings:
+        sayer = _sayer(finding, by_path)
+        sayer = first_said.setdefault((sayer.change.tool, sayer.rule_id, sayer.message), sayer)
+        sayers.append(sayer)
+    folded: dict[int, list[Change]] = {}
+    for finding, sayer in zip(findings, sayers, strict=True):
+        if sayer is not finding:
+            folded.setdefault(id(sayer), []).append(finding.change)
+    return [
+        replace(f, folded=tuple(folded.get(id(f), ()))) if id(f) in folded else f
+        for f, sayer in zip(findings, sayers, strict=True)
+        if sayer is f
+    ]
+
+
+def _sayer(finding: Finding, by_path: dict[tuple[str, str], Finding]) -> Finding:
+    """The finding that says this one: `said_by` followed to an entry that says itself."""
+    seen: set[str] = set()
+    while finding.said_by is not None and finding.said_by not in seen:
+        seen.add(finding.said_by)
+        found = by_path.get((finding.change.tool, finding.said_by))
+        if found is None:
+            break
+        finding = found
+    return finding

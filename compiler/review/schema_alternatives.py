@@ -12,11 +12,47 @@ import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 COMBINATORS = ("anyOf", "oneOf")
 # Keywords that document a node without constraining what it admits.
 ANNOTATIONS = frozenset({"description", "title", "examples", "default", "$comment", "deprecated"})
+# Keywords whose value maps names to schemas, and keywords whose value is one schema.
+NAMED_KEYWORDS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+SUBSCHEMA_KEYWORDS = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+    }
+)
+# Keywords whose entries are conditions on the object holding them, judged whole.
+DEPENDENCY_KEYWORDS = frozenset({"dependentRequired", "dependentSchemas", "dependencies"})
+
+
+def node_starts(path: Sequence[str]) -> list[int]:
+    """Where, in a path inside a schema, each nested schema node starts (0: the root). Past
+    `properties / NAME` or `items` the path is inside another node; a path that ends at a
+    named member (`properties / NAME`) stops before it, as does data under a plain keyword."""
+    starts, index = [0], 0
+    while index < len(path):
+        keyword = path[index]
+        if keyword in NAMED_KEYWORDS and index + 2 < len(path):
+            index += 2
+        elif keyword in SUBSCHEMA_KEYWORDS and index + 1 < len(path):
+            index += 1
+        else:
+            break
+        starts.append(index)
+    return starts
 
 
 def combinator(node: Any) -> str | None:
@@ -39,6 +75,32 @@ def combinators_differ(old: Any, new: Any) -> bool:
 
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+# Keyword -> the JSON types it constrains; a member of another type ignores it. (enum and
+# const constrain the types of their values.)
+APPLIES_TO: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("maxLength", "minLength", "pattern", "format"), frozenset({"string"})),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+        frozenset({"number", "integer"}),
+    ),
+    **dict.fromkeys(
+        ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"), frozenset({"array"})
+    ),
+    **dict.fromkeys(
+        (
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+        ),
+        frozenset({"object"}),
+    ),
+}
 
 
 # --- types and listed values --------------------------------------------------------------
@@ -115,6 +177,18 @@ def listed_values(node: Any) -> set[str] | None:
     return None
 
 
+def extra_keys(node: Any) -> Literal["closed", "open", "schema"]:
+    """What an object node does with keys it does not declare."""
+    if not isinstance(node, dict):
+        return "open"
+    additional = node.get("additionalProperties", node.get("unevaluatedProperties", True))
+    if additional is False:
+        return "closed"
+    if node.get("patternProperties") or (isinstance(additional, dict) and additional):
+        return "schema"
+    return "open"
+
+
 # --- alternatives and pairing -------------------------------------------------------------
 
 
@@ -127,7 +201,19 @@ def alternatives(node: Any) -> list[Any]:
         return [node]
     base = {k: v for k, v in node.items() if k not in ANNOTATIONS and k not in COMBINATORS}
     kind = combinator(node)
-    return [base] if kind is None else [_merged(base, member) for member in node[kind]]
+    if kind is not None:
+        return [_merged(base, member) for member in node[kind]]
+    kinds = base.get("type")
+    if isinstance(kinds, list) and len(kinds) > 1 and all(isinstance(k, str) for k in kinds):
+        # `type: [string, null]` is `anyOf: [{type: string}, {type: null}]` written short: each
+        # keyword constrains only its own type, so each type is an alternative.
+        return [{**_applying(base, k), "type": k} for k in kinds]
+    return [base]
+
+
+def _applying(base: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The keywords of a node that constrain values of one JSON type."""
+    return {k: v for k, v in base.items() if k not in APPLIES_TO or kind in APPLIES_TO[k]}
 
 
 def _merged(base: dict[str, Any], member: Any) -> Any:

@@ -4,6 +4,7 @@ instead of the member-by-member differences it is made of."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -45,7 +46,8 @@ def _member_kind(member: Any) -> str | None:
     if isinstance(values, list):
         if values and set(values) <= NON_FINITE_TEXT:
             return "non-finite"
-        return "one of " + ", ".join(str(v) for v in values[:4]) + (", ..." if len(values) > 4 else "")
+        shown = (v if isinstance(v, str) else json.dumps(v) for v in values[:4])
+        return "one of " + ", ".join(shown) + (", ..." if len(values) > 4 else "")
     kind = member.get("type")
     if kind == "string":
         return _text_kind(member)

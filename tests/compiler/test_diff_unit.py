@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from lynxc.compiler.review.compare import review_pair
 from lynxc.compiler.review.diff import diff_tools
 from lynxc.compiler.review.judge import judge
 from lynxc.compiler.review.render import render_github, render_json, render_markdown, render_text
 from lynxc.compiler.wire import ServerWire
+from tests.compiler.test_diff_versions import PAIRS
 
 
 def tool(schema: dict, output: dict | None = None) -> dict:
@@ -145,7 +149,7 @@ def test_a_change_inside_one_member_is_judged_like_the_same_change_outside() -> 
     assert inside == {
         "Input schema / properties / x / oneOf": (
             "ENUM_VALUE_REMOVED",
-            "parameter 'x' (oneOf[0]) no longer accepts \"b\"",
+            'parameter \'x\' (oneOf[0]) no longer accepts "b"; now accepts "a", "c"',
         )
     }
     outside = judged(
@@ -201,7 +205,13 @@ def test_null_and_missing_input_schemas_are_the_same() -> None:
     assert (
         to_null
         == to_missing
-        == {"Input schema / (root)": ("INPUT_SCHEMA_REPLACED", "the input schema was replaced")}
+        == {
+            "Input schema / (root)": (
+                "INPUT_SCHEMA_REPLACED",
+                "the input schema became null, which is not a valid input schema in MCP "
+                "(it must be an object schema): clients may refuse to list or call the tool",
+            )
+        }
     )
     assert judged({"inputSchema": None}, {}) == {}
     assert judged({"outputSchema": schema}, {"outputSchema": None}) == judged({"outputSchema": schema}, {})
@@ -337,3 +347,318 @@ def test_a_sql_column_from_decimal_to_double_is_one_clause() -> None:
             "output field 'price': decimal text or null → number or null",
         )
     }
+
+
+# --- issue 25: verdicts on a real history ------------------------------------------------------
+
+
+def reviewed(old: dict, new: dict) -> dict[str, tuple[str, str]]:
+    """path -> (rule, message) of the findings a review keeps (one per change)."""
+    old, new = {"name": "t", **old}, {"name": "t", **new}
+    findings = review_pair(ServerWire("s", [old], "a"), ServerWire("s", [new], "b")).findings
+    return {f.change.path_text: (f.rule_id, f.message) for f in findings}
+
+
+def test_a_null_input_schema_becoming_an_object_is_a_repair() -> None:
+    params = {"type": "object", "properties": {"owner": {"type": "string"}}}
+    repaired = judged({"inputSchema": None}, {"inputSchema": params})
+    assert repaired["Input schema / (root)"][0] == "INPUT_SCHEMA_REPAIRED"
+    assert "every call that worked still works" in repaired["Input schema / (root)"][1]
+    # A new schema that requires what no call had to send narrows it: not a repair.
+    requiring = judged({"inputSchema": None}, {"inputSchema": {**params, "required": ["owner"]}})
+    rule, message = requiring["Input schema / (root)"]
+    assert rule == "PARAM_ADDED_REQUIRED"
+    assert message.startswith("the input schema was null (any arguments); the object schema narrows it")
+    # The reverse is breaking, and says why.
+    lost = judged({"inputSchema": params}, {"inputSchema": None})["Input schema / (root)"]
+    assert lost[0] == "INPUT_SCHEMA_REPLACED"
+    assert "not a valid input schema in MCP" in lost[1]
+    # `{}` gaining `type: object` narrows nothing (arguments are always an object); gaining a
+    # required parameter with it does.
+    typed = judged({"inputSchema": {}}, {"inputSchema": {"type": "object"}})
+    assert typed == {
+        "Input schema / type": (
+            "INPUT_SCHEMA_REPAIRED",
+            "the input schema now declares type: object, as MCP requires; arguments were always an object",
+        )
+    }
+    narrowed = judged({"inputSchema": {}}, {"inputSchema": {**params, "required": ["owner"]}})
+    assert narrowed["Input schema / properties"][0] == "PARAM_ADDED_REQUIRED"
+
+
+def test_a_default_added_to_a_formerly_required_parameter_is_information() -> None:
+    required = {"type": "object", "properties": {"sort": {"type": "string"}}, "required": ["sort"]}
+    optional = {"type": "object", "properties": {"sort": {"type": "string", "default": "created"}}}
+    found = judged({"inputSchema": required}, {"inputSchema": optional})
+    assert found["Input schema / properties / sort / default"][0] == "DEFAULT_ADDED"
+    assert found["Input schema / required"][0] == "PARAM_BECAME_OPTIONAL"
+    # On a parameter that was optional, callers omitting it relied on the old behaviour.
+    was_optional = {"type": "object", "properties": {"sort": {"type": "string"}}}
+    found = judged({"inputSchema": was_optional}, {"inputSchema": optional})
+    assert found["Input schema / properties / sort / default"][0] == "DEFAULT_CHANGED"
+
+
+REACTION = {
+    "type": "object",
+    "properties": {
+        "comment_id": {"type": "number"},
+        "body": {"type": "string"},
+        "reaction": {"type": "string"},
+    },
+}
+WHEN_COMMENT = {"comment_id": {"required": ["reaction"], "not": {"required": ["body"]}}}
+
+
+def test_dependencies_are_judged_by_direction() -> None:
+    added = judged({"inputSchema": REACTION}, {"inputSchema": {**REACTION, "dependentSchemas": WHEN_COMMENT}})
+    assert added["Input schema / dependentSchemas"] == (
+        "DEPENDENCY_ADDED",
+        "input: when 'comment_id' is sent, reaction is now required and body is now forbidden",
+    )
+    removed = judged(
+        {"inputSchema": {**REACTION, "dependentSchemas": WHEN_COMMENT}}, {"inputSchema": REACTION}
+    )
+    assert removed["Input schema / dependentSchemas"][0] == "DEPENDENCY_REMOVED"
+    # One member loosened: only that condition, judged in its direction.
+    looser = {"comment_id": {"required": ["reaction"]}}
+    found = judged(
+        {"inputSchema": {**REACTION, "dependentSchemas": WHEN_COMMENT}},
+        {"inputSchema": {**REACTION, "dependentSchemas": looser}},
+    )
+    assert found["Input schema / dependentSchemas / comment_id / not"] == (
+        "DEPENDENCY_REMOVED",
+        "input: when 'comment_id' is sent, body is no longer forbidden",
+    )
+    # dependentRequired and `properties: {x: false}` read the same way; outputs mirror inputs.
+    forbidding = {"comment_id": {"required": ["reaction"], "properties": {"body": False}}}
+    assert judged(
+        {"inputSchema": {**REACTION, "dependentRequired": {"comment_id": ["reaction"]}}},
+        {"inputSchema": {**REACTION, "dependentSchemas": forbidding}},
+    ) == {
+        "Input schema / dependentRequired": (
+            "DEPENDENCY_REMOVED",
+            "input: when 'comment_id' is sent, reaction is no longer required",
+        ),
+        "Input schema / dependentSchemas": (
+            "DEPENDENCY_ADDED",
+            "input: when 'comment_id' is sent, reaction is now required and body is now forbidden",
+        ),
+    }
+    output = judged(
+        {"outputSchema": {**REACTION, "dependentSchemas": WHEN_COMMENT}}, {"outputSchema": REACTION}
+    )
+    assert output["Output schema / dependentSchemas"][0] == "OUTPUT_DEPENDENCY_REMOVED"
+
+
+REVIEW = {"type": "object", "description": "The review to submit."}
+APPROVE = {
+    "type": "object",
+    "properties": {"event": {"const": "APPROVE"}},
+    "required": ["event"],
+    "additionalProperties": False,
+}
+COMMENT = {
+    "type": "object",
+    "properties": {"event": {"const": "COMMENT"}, "body": {"type": "string"}},
+    "required": ["event", "body"],
+    "additionalProperties": False,
+}
+
+
+def test_an_open_object_split_into_closed_shapes_got_narrower() -> None:
+    split = {**REVIEW, "oneOf": [APPROVE, COMMENT]}
+    found = judged(object_param(REVIEW), object_param(split))
+    assert found["Input schema / properties / o / oneOf"] == (
+        "PARAM_ALTERNATIVE_REMOVED",
+        "parameter 'o' got narrower: it now accepts only oneOf[0] or oneOf[1] (it accepted any object); "
+        "an empty object is rejected",
+    )
+    # Merged back, it accepts more: information. In an output, the same moves weigh the other way.
+    merged = judged(object_param(split), object_param(REVIEW))
+    assert merged["Input schema / properties / o / oneOf"][0] == "PARAM_ALTERNATIVE_ADDED"
+
+    def output(schema: dict) -> dict:
+        return {"outputSchema": {"type": "object", "properties": {"o": schema}}}
+
+    narrower = judged(output(REVIEW), output(split))["Output schema / properties / o / oneOf"]
+    assert narrower == (
+        "OUTPUT_ALTERNATIVE_REMOVED",
+        "output field 'o' got narrower: it now returns only oneOf[0] or oneOf[1]",
+    )
+    wider = judged(output(split), output(REVIEW))["Output schema / properties / o / oneOf"]
+    assert wider[0] == "OUTPUT_ALTERNATIVE_ADDED"
+    assert "an empty object may come back" in wider[1]
+    # Members that each accept less, with no value shown to be lost by all (they may together
+    # cover it), are left to a reviewer, and never read as a widening.
+    open_parts = {
+        **REVIEW,
+        "anyOf": [
+            {"type": "object", "propertyNames": {"pattern": "^a"}},
+            {"type": "object", "propertyNames": {"pattern": "^b"}},
+        ],
+    }
+    unproven = judged(object_param(REVIEW), object_param(open_parts))
+    rule, message = unproven["Input schema / properties / o / anyOf"]
+    assert rule == "SCHEMA_CHANGED" and "also accepts" not in message
+
+
+def test_a_removed_parameter_says_what_becomes_of_it() -> None:
+    def params(extra: dict, **keys: dict) -> dict:
+        return {"inputSchema": {"type": "object", "properties": keys, **extra}}
+
+    cases = {
+        "closed": (
+            {"additionalProperties": False},
+            "callers still sending it are rejected (additionalProperties: false)",
+        ),
+        "open": ({}, "callers still sending it are no longer refused: the argument is silently ignored"),
+        "schema": (
+            {"additionalProperties": {"type": "string"}},
+            "callers still sending it have it checked against additionalProperties/patternProperties",
+        ),
+    }
+    for extra, said in cases.values():
+        found = judged(
+            params(extra, q={"type": "string"}, page={"type": "number"}), params(extra, q={"type": "string"})
+        )
+        assert found["Input schema / properties / page"] == (
+            "PARAM_REMOVED",
+            f"parameter 'page' removed; {said}",
+        )
+
+
+def test_enum_messages_show_the_new_values() -> None:
+    def order(values: list[str], direction: str = "inputSchema") -> dict:
+        return {direction: {"type": "object", "properties": {"order": {"type": "string", "enum": values}}}}
+
+    found = judged(order(["asc", "desc"]), order(["ASC", "DESC"]))
+    assert found["Input schema / properties / order / enum"] == (
+        "ENUM_VALUE_REMOVED",
+        'parameter \'order\' no longer accepts "asc", "desc"; values changed case; now accepts "ASC", "DESC"',
+    )
+    found = judged(order(["asc"], "outputSchema"), order(["asc", "desc"], "outputSchema"))
+    assert found["Output schema / properties / order / enum"] == (
+        "OUTPUT_ENUM_VALUE_ADDED",
+        'output field \'order\' may now return "desc"; now returns one of "asc", "desc"',
+    )
+    # Inside a combinator too.
+    nullable = {
+        "type": "object",
+        "properties": {"order": {"anyOf": [{"enum": ["asc", "desc"]}, {"type": "null"}]}},
+    }
+    upper = {
+        "type": "object",
+        "properties": {"order": {"anyOf": [{"enum": ["ASC", "DESC"]}, {"type": "null"}]}},
+    }
+    rule, message = judged({"inputSchema": nullable}, {"inputSchema": upper})[
+        "Input schema / properties / order / anyOf"
+    ]
+    assert rule == "ENUM_VALUE_REMOVED"
+    assert message.endswith('values changed case; now accepts "ASC", "DESC", null')
+
+
+def test_one_change_is_one_finding() -> None:
+    def x(schema: dict) -> dict:
+        return {"inputSchema": {"type": "object", "properties": {"x": schema}}}
+
+    nullable = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    pairs = [
+        ({"type": "string"}, nullable, "Input schema / properties / x / anyOf", "PARAM_TYPE_WIDENED"),
+        (nullable, {"type": "string"}, "Input schema / properties / x / anyOf", "PARAM_TYPE_NARROWED"),
+        (
+            {"$ref": "#/$defs/a"},
+            {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]},
+            "Input schema / properties / x / anyOf",
+            "PARAM_TYPE_WIDENED",
+        ),
+        (
+            {"type": "string", "enum": ["a", "b"]},
+            {"anyOf": [{"type": "string", "enum": ["a"]}, {"type": "null"}]},
+            "Input schema / properties / x / anyOf",
+            "ENUM_VALUE_REMOVED",  # "b" went: it weighs more than null arriving
+        ),
+        (
+            {"type": "string"},
+            {"type": "array", "items": {"type": "string"}},
+            "Input schema / properties / x / type",
+            "PARAM_TYPE_CHANGED",
+        ),
+        (
+            {"type": "string", "maxLength": 5},
+            {"type": "integer", "maximum": 3},
+            "Input schema / properties / x / type",
+            "PARAM_TYPE_CHANGED",
+        ),
+    ]
+    type_list = {"type": ["string", "null"]}
+    pairs += [
+        (type_list, nullable, "Input schema / properties / x / anyOf", "SCHEMA_RESTRUCTURED"),
+        (nullable, type_list, "Input schema / properties / x / anyOf", "SCHEMA_RESTRUCTURED"),
+        (
+            {"type": "string", "enum": ["a", "b"]},
+            {"type": ["string", "null"], "enum": ["a", "b", None]},
+            "Input schema / properties / x / type",
+            "PARAM_TYPE_WIDENED",
+        ),
+        (
+            {"type": "string", "enum": ["a", "b"]},
+            {"type": ["string", "null"], "enum": ["a", None]},
+            "Input schema / properties / x / type",
+            "ENUM_VALUE_REMOVED",
+        ),
+    ]
+    for before, after, path, rule in pairs:
+        found = reviewed(x(before), x(after))
+        assert list(found) == [path], (before, after, found)
+        assert found[path][0] == rule
+    # The entries left out are folded into the finding that says them, and still listed in JSON.
+    review = review_pair(
+        ServerWire("s", [{"name": "t", **x({"type": "string"})}], "a"),
+        ServerWire("s", [{"name": "t", **x(nullable)}], "b"),
+    )
+    (only,) = review.findings
+    assert [c.path_text for c in only.folded] == ["Input schema / properties / x / type"]
+    assert json.loads(render_json([review]))["servers"][0]["findings"][0]["folded"][0]["op"] == "removed"
+
+
+def _node(path: str) -> str:
+    """The schema node a finding's path is about: its path without the last keyword."""
+    return path.rsplit(" / ", 1)[0]
+
+
+def test_no_two_findings_say_one_change_over_the_reference_servers_history() -> None:
+    """Over every version pair of the three reference servers: no two findings of a tool say the
+    same thing, and no schema node gets two findings beyond its annotations (a `type` and the
+    `anyOf` that replaced it, or `properties` moved into new members, are one change)."""
+    annotations = ("description", "title", "examples", "default")
+    for old_path, new_path in PAIRS:
+        old, new = (json.loads(Path(p).read_text())["tools"] for p in (old_path, new_path))
+        findings = review_pair(ServerWire("s", old, "a"), ServerWire("s", new, "b")).findings
+        said = [(f.change.tool, f.rule_id, f.message) for f in findings]
+        assert len(said) == len(set(said)), (old_path.name, new_path.name)
+        nodes = [
+            (f.change.tool, _node(f.change.path_text))
+            for f in findings
+            if len(f.change.path) > 2 and f.change.path[-1] not in annotations
+        ]
+        doubled = {node for node in nodes if nodes.count(node) > 1}
+        assert not doubled, (old_path.name, new_path.name, doubled)
+
+
+def test_a_split_into_hundreds_of_members_is_said_in_one_bounded_line() -> None:
+    members = [
+        {
+            "type": "object",
+            "properties": {"k": {"const": i}},
+            "required": ["k"],
+            "additionalProperties": False,
+        }
+        for i in range(500)
+    ]
+    found = judged(object_param({}), object_param({"oneOf": members}))
+    rule, message = found["Input schema / properties / o / oneOf"]
+    assert rule == "PARAM_ALTERNATIVE_REMOVED"
+    assert message == (
+        "parameter 'o' got narrower: it now accepts only oneOf[0] or the 499 members after it, "
+        "up to oneOf[499] (it accepted any object); an empty object is rejected"
+    )
