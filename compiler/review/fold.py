@@ -4,7 +4,8 @@ A release that touches the annotations of 168 tools in the same way is one thing
 168: findings with the same rule, message, hint, operation and path fold into one entry that
 lists its tools. Where the values matter they must match too (two descriptions changed
 differently stay apart); a no-op's values show nothing a reviewer needs, so they do not count.
-Entries come breaking first, then warnings, then info, each level in the order of the review.
+Entries come breaking first, then warnings, then info; within a level, the entries that cover
+the most findings first.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def fold(findings: Iterable[Finding]) -> list[Entry]:
     for finding in findings:
         grouped.setdefault(_saying(finding), []).append(finding)
     entries = [Entry(tuple(found)) for found in grouped.values()]
-    return sorted(entries, key=lambda entry: LEVELS.index(entry.level))  # stable: review order kept
+    # Within a level the widest entries first (a summary short of room keeps what covers most),
+    # then the order of the review (sorted is stable).
+    return sorted(entries, key=lambda entry: (LEVELS.index(entry.level), -len(entry.findings)))
 
 
 def _saying(finding: Finding) -> tuple[Any, ...]:

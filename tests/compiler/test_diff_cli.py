@@ -48,7 +48,8 @@ def test_default_compares_git_head_with_the_working_specs(repo: Path) -> None:
     assert done.returncode == 1, done.stderr  # breaking changes, --fail-on breaking
     assert "dot-harness: 4 fields changed (2 breaking, 1 warning, 1 info)" in done.stdout
     tool = "search_project_text"
-    assert f"breaking PARAM_ADDED_REQUIRED: {tool}: added Input schema / properties / wholeWord" in done.stdout
+    added = f"breaking PARAM_ADDED_REQUIRED: {tool}: added Input schema / properties / wholeWord"
+    assert added in done.stdout
     assert (
         f"breaking MAXIMUM_DECREASED: {tool}: changed Input schema / properties / maxResults / maximum"
         in done.stdout
