@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .binary_values import without_binary
@@ -112,7 +112,8 @@ def shown_names(names: list[str], limit: int | None) -> tuple[list[str], int]:
     return names[:limit], len(names) - limit
 
 
-def parameters_text(names: list[str], quote: str = "") -> str:
+def parameters_text(names: list[str], shown_as: Callable[[str], str] = str) -> str:
+    """`a, b and 3 more`, each name as `shown_as` renders it; `none` for a tool without any."""
     shown, more = shown_names(names, BRIEF_PARAMETERS)
-    listed = ", ".join(f"{quote}{name}{quote}" for name in shown)
+    listed = ", ".join(shown_as(name) for name in shown)
     return (listed + (f" and {more} more" if more else "")) or "none"

@@ -57,18 +57,17 @@ def render_markdown(
     if not changed:
         return NO_CHANGES
     plan = _Plan(max_chars - _CLOSING_RESERVE)
-    for index, review in enumerate(changed):
-        plan.add_heading(index, _server_heading(review))
+    folded = [fold(review.findings) for review in changed]
+    headings = [_server_heading(review) for review in changed]
     for level in LEVELS:
-        for index, review in enumerate(changed):
-            for entry in (e for e in fold(review.findings) if e.level == level):
+        for index, entries in enumerate(folded):
+            for entry in (e for e in entries if e.level == level):
                 if level == "info":
-                    plan.add(index, level, entry, _table_row(entry), _table_row(entry, values=False))
+                    whole, compact = _table_row(entry), _table_row(entry, values=False)
                 else:
-                    plan.add(
-                        index, level, entry, _list_item(entry, full=False), _list_item(entry, compact=True)
-                    )
-    return plan.assemble(changed, report, max_chars)
+                    whole, compact = _list_item(entry), _list_item(entry, compact=True)
+                plan.add(index, headings[index], level, entry, whole, compact)
+    return plan.assemble(changed, folded, report, max_chars)
 
 
 def render_report(reviews: list[ServerReview]) -> str:
@@ -118,28 +117,26 @@ class _Plan:
         self.left_out: list[Finding] = []
         self.opened: set[tuple[int, str]] = set()
 
-    def add_heading(self, server: int, text: str) -> None:
-        if not self.full and self.used + len(text) + 1 <= self.budget:
-            self.headings[server] = text
-            self.used += len(text) + 1
-        else:
-            self.full = True
-
-    def add(self, server: int, level: str, entry: Entry, whole: str, compact: str) -> None:
+    def add(self, server: int, heading: str, level: str, entry: Entry, whole: str, compact: str) -> None:
+        """Show `entry` whole, else in one line; a server's heading goes in with its first entry."""
         opening = 0 if (server, level) in self.opened else _section_cost(level)
+        opening += 0 if server in self.headings else len(heading) + 1
         for text in (whole, compact):
             cost = opening + len(text) + 1
-            if not self.full and server in self.headings and self.used + cost <= self.budget:
+            if not self.full and self.used + cost <= self.budget:
                 self.used += cost
+                self.headings.setdefault(server, heading)
                 self.opened.add((server, level))
                 self.shown.append(_Shown(server, level, text))
                 return
         self.full = True
         self.left_out += entry.findings
 
-    def assemble(self, changed: list[ServerReview], report: str | None, max_chars: int) -> str:
+    def assemble(
+        self, changed: list[ServerReview], folded: list[list[Entry]], report: str | None, max_chars: int
+    ) -> str:
         out: list[str] = []
-        for index, review in enumerate(changed):
+        for index, entries in enumerate(folded):
             if index not in self.headings:
                 continue
             out.append(self.headings[index])
@@ -147,29 +144,28 @@ class _Plan:
                 texts = [s.text for s in self.shown if s.server == index and s.level == level]
                 if not texts:
                     continue
-                entries = [e for e in fold(review.findings) if e.level == level]
-                out.append(_section_heading(level, entries))
+                out.append(_section_heading(level, [e for e in entries if e.level == level]))
                 out.append(("" if level != "info" else TABLE_HEAD) + "\n".join(texts) + "\n")
         out.append(self._closing(changed, report, max_chars))
         return "\n".join(part for part in out if part).rstrip() + "\n"
 
     def _closing(self, changed: list[ServerReview], report: str | None, max_chars: int) -> str:
         where = code(cut_middle(report, SHOWN_REPORT_PATH)) if report else None
-        missing_servers = len(changed) - len(self.headings)
-        if not self.left_out and not missing_servers:
+        if not self.left_out:
             return f"The full report is in {where}.\n" if where else ""
         total = sum(len(review.findings) for review in changed)
-        hidden = [f for i, review in enumerate(changed) if i not in self.headings for f in review.findings]
-        left = self.left_out + hidden
-        servers = f" (and {missing_servers} servers)" if missing_servers else ""
+        missing = len(changed) - len(self.headings)
+        servers = f"; {missing} of {len(changed)} servers not at all" if missing else ""
+        left = self.left_out
         see = f"the full report is in {where}" if where else "write them all with `lynxc diff --report FILE`"
         return (
-            f"---\n**{len(left)} of {total} findings are not shown here**{servers} "
-            f"({level_counts(left)}), to keep this comment under {max_chars:,} characters; {see}.\n"
+            f"---\n**{len(left)} of {total} findings are not shown here** ({level_counts(left)}{servers}), "
+            f"to keep this comment under {max_chars:,} characters; {see}.\n"
         )
 
 
 def _section_cost(level: str) -> int:
+    """A section's heading, its blank lines, a count of up to six digits, and a table's head."""
     return len(_section_heading(level, [])) + 8 + (len(TABLE_HEAD) if level == "info" else 0)
 
 
@@ -224,7 +220,7 @@ def _values(change: Change) -> str:
     if tool is not None:
         title, sentence, parameters = tool_brief(tool)
         named = f"**{markdown_inline(title)}**: " if title else ""
-        return f"{named}{markdown_inline(sentence)} · parameters: {parameters_text(parameters, '`')}"
+        return f"{named}{markdown_inline(sentence)} · parameters: {parameters_text(parameters, code)}"
     pieces = changed_region(change)
     if pieces is not None:
         return as_markdown(pieces)

@@ -238,3 +238,18 @@ def test_a_huge_description_diff_is_bounded() -> None:
     assert "[-w149990-]{+x149990+}" in near_end and "[-end-]{+stop+}" in near_end
     assert len(near_end) < 500 and len(everywhere) < 1_000
     assert everywhere.startswith("[-start w0 w1") and everywhere.endswith("w149999 stop+}")
+
+
+def test_more_servers_than_the_budget_holds_are_counted_not_cut_mid_line() -> None:
+    old, new = {"name": "t", "description": "Old."}, {"name": "t", "description": "New."}
+    reviews = [
+        review_pair(ServerWire(f"s{i}", [old], "a"), ServerWire(f"s{i}", [new], "b")) for i in range(500)
+    ]
+    summary = render_markdown(reviews, max_chars=2_000)
+    assert len(summary) <= 2_000 and "## Schema changes: `s0`" in summary
+    shown = summary.count("## Schema changes:")
+    hidden = 500 - shown
+    assert (
+        f"**{hidden} of 500 findings are not shown here** (0 breaking, 0 warning, {hidden} info; " in summary
+    )
+    assert f"{hidden} of 500 servers not at all), to keep this comment under 2,000 characters" in summary
