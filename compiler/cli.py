@@ -107,7 +107,6 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument(
         "--max-chars",
         type=_max_chars,
-        default=60_000,
         metavar="N",
         help="markdown: keep the summary under N characters (default 60000; a GitHub comment holds 65536)",
     )
@@ -270,7 +269,7 @@ def _diff(args: argparse.Namespace) -> int:
     from .inputs import DiffInputError, load_side
     from .review.compare import review
     from .review.render import FORMATS
-    from .review.render_markdown import render_markdown, render_report
+    from .review.render_markdown import DEFAULT_MAX_CHARS, render_markdown, render_report
 
     head = args.head if args.head is not None else str(args.project / "specs")
     try:
@@ -294,7 +293,7 @@ def _diff(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
     if args.format == "markdown":
-        sys.stdout.write(render_markdown(reviews, args.max_chars, args.report))
+        sys.stdout.write(render_markdown(reviews, args.max_chars or DEFAULT_MAX_CHARS, args.report))
     else:
         sys.stdout.write(FORMATS[args.format](reviews))
     failing = FAIL_LEVELS.get(args.fail_on, ())

@@ -3,11 +3,12 @@
 The summary is a GitHub comment, so it must stay under GitHub's 65,536-character limit whatever
 the size of the change. Per changed server: a line of counts, the breaking findings, then the
 warnings (each with its message, path and changed region), then one table of everything else.
-It is filled by priority within `max_chars`: every server's heading, then breaking entries,
-warnings, info rows; an entry that does not fit whole is tried in one line, and once even that
-does not fit, the rest is left out and a closing line says how much and where the full report
-is. Folded entries name their first tools only; added or removed tools show their name, title,
-first sentence and parameters, never their JSON.
+It is filled by priority within `max_chars`: the breaking entries of every server, then the
+warnings, then the info rows (a server's heading goes in with its first entry); an entry that
+does not fit whole is tried in one line, and once even that does not fit, the rest is left out
+and a closing line says how much and where the full report is. Folded entries name their first
+tools only; added or removed tools show their name, title, first sentence and parameters, never
+their JSON.
 
 The full report (`lynxc diff --report PATH`) has no budget: every finding, every tool name,
 and the JSON of what was added or removed, with binary data replaced by placeholders.
@@ -38,7 +39,7 @@ from .render_common import (
 from .word_diff import as_markdown, cut_middle, markdown_inline
 
 GITHUB_COMMENT_LIMIT = 65_536
-DEFAULT_MAX_CHARS = 60_000  # leaves room for what a bot adds around the comment
+DEFAULT_MAX_CHARS = GITHUB_COMMENT_LIMIT - 5_536  # room for what a bot adds around the comment
 MIN_MAX_CHARS = 2_000
 SUMMARY_TOOLS = 10  # tools named in a folded entry of the summary
 SHOWN_REPORT_PATH = 200
@@ -46,6 +47,7 @@ SECTION_TITLES = {"breaking": "Breaking", "warning": "Warnings", "info": "Other 
 TABLE_HEAD = "| Tools | Change | Rule | Message |\n| --- | --- | --- | --- |\n"
 NO_CHANGES = "No schema changes.\n"
 _CLOSING_RESERVE = 600  # the closing line's room, kept free while filling
+_PIPE = re.compile(r"(\\*)\|")
 
 
 def render_markdown(
@@ -234,10 +236,11 @@ def _whole_values(change: Change) -> list[str]:
     if change.before is not MISSING and change.after is not MISSING:
         return []
     value = change.after if change.before is MISSING else change.before
+    text = pretty(without_binary(value))
     fence = "```"
-    while fence in pretty(without_binary(value)):
+    while fence in text:
         fence += "`"
-    return ["", f"{fence}json", *pretty(without_binary(value)).splitlines(), fence]
+    return ["", f"{fence}json", *text.splitlines(), fence]
 
 
 def _change(change: Change) -> str:
@@ -272,8 +275,14 @@ def code(text: str) -> str:
 
 
 def _table_safe(cells: list[str]) -> list[str]:
-    """A `|` inside a code span still ends a table cell on GitHub unless escaped."""
-    return [cell.replace("\\|", "\x00").replace("|", "\\|").replace("\x00", "\\|") for cell in cells]
+    """Every `|` escaped (an odd number of backslashes before it): one inside a code span still
+    ends a table cell on GitHub otherwise."""
+    return [_PIPE.sub(_escaped_pipe, cell) for cell in cells]
+
+
+def _escaped_pipe(match: re.Match[str]) -> str:
+    backslashes = match[1]
+    return backslashes + ("" if len(backslashes) % 2 else "\\") + "|"
 
 
 def _indent(text: str, prefix: str) -> str:
