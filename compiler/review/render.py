@@ -126,8 +126,9 @@ def render_github(reviews: list[ServerReview]) -> str:
     its message ending with what changed."""
     lines = []
     for review in reviews:
+        head_tools = {tool["name"] for tool in review.head.tools} if review.head else set()
         for finding in review.findings:
-            span = _span(review, finding)
+            span = _span(review, finding, head_tools)
             where = f"file={_escape_property(span.file)},line={span.line},col={span.col}," if span else ""
             title = _escape_property(f"lynxc {finding.rule_id}")
             values = "".join(f" {value}" for value in text_values(finding))
@@ -144,15 +145,13 @@ FORMATS: dict[str, Callable[[list[ServerReview]], str]] = {
 }
 
 
-def _span(review: ServerReview, finding: Finding) -> Span | None:
+def _span(review: ServerReview, finding: Finding, head_tools: set[str]) -> Span | None:
     """Where the change stands in the head spec: the parameter's line, else the tool's; for a
     resource, the line of the (innermost still declared) field, else the resource's."""
     resource = finding.change.resource
     if resource is not None:
         return resource_span(review.head, finding.change) if review.head else None
-    side = (
-        review.head if review.head and finding.change.tool in {t["name"] for t in review.head.tools} else None
-    )
+    side = review.head if finding.change.tool in head_tools else None
     if side is None or not side.spans:
         return None
     path = finding.change.path

@@ -64,6 +64,9 @@ def render_markdown(
     for level in LEVELS:
         for index, entries in enumerate(folded):
             for entry in (e for e in entries if e.level == level):
+                if plan.full:  # not rendered: only counted
+                    plan.left_out += entry.findings
+                    continue
                 if level == "info":
                     whole, compact = _table_row(entry), _table_row(entry, values=False)
                 else:

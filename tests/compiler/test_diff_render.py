@@ -18,7 +18,8 @@ import pytest
 from lynxc.compiler.inputs import load_side
 from lynxc.compiler.review.binary_values import without_binary
 from lynxc.compiler.review.compare import review, review_pair
-from lynxc.compiler.review.render import render_markdown
+from lynxc.compiler.review.diff import Change
+from lynxc.compiler.review.render import markdown_values, render_markdown
 from lynxc.compiler.review.word_diff import as_text, region
 from lynxc.compiler.wire import ServerWire
 from tests.compiler.test_diff_versions import PAIRS
@@ -253,3 +254,10 @@ def test_more_servers_than_the_budget_holds_are_counted_not_cut_mid_line() -> No
         f"**{hidden} of 500 findings are not shown here** (0 breaking, 0 warning, {hidden} info; " in summary
     )
     assert f"{hidden} of 500 servers not at all), to keep this comment under 2,000 characters" in summary
+
+
+def test_the_changelog_values_never_inline_binary_data() -> None:
+    icon = "data:image/png;base64," + base64.b64encode(bytes(4096)).decode()
+    change = Change("added", "t", ("Icons",), after=[{"src": icon}])
+    (block,) = markdown_values(change)
+    assert not BASE64_RUN.search(block) and "data:image/png;base64,… (4.0 KB, sha256 " in block
