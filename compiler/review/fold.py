@@ -41,7 +41,8 @@ class Entry:
     @property
     def tools(self) -> list[str]:
         """The tools the entry is about; empty for a change to a declared resource."""
-        return [f.change.tool for f in self.findings if f.change.resource is None]
+        names = (f.change.tool for f in self.findings if f.change.resource is None)
+        return list(dict.fromkeys(names))  # a change reported twice for one tool names it once
 
     @property
     def no_op(self) -> bool:

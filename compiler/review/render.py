@@ -63,7 +63,7 @@ def render_text(reviews: list[ServerReview]) -> str:
 
 def _text_entry(entry: Entry) -> list[str]:
     finding, change = entry.first, entry.first.change
-    if len(entry.findings) == 1:
+    if len(entry.tools) <= 1:
         lines = [f"    {finding.level:<8} {finding.rule_id}: {operation(change)}"]
     else:
         where = f"{change.op} {change.path_text} in {len(entry.tools)} tools"

@@ -17,9 +17,10 @@ import pytest
 
 from lynxc.compiler.inputs import load_side
 from lynxc.compiler.review.binary_values import without_binary
-from lynxc.compiler.review.compare import review, review_pair
+from lynxc.compiler.review.compare import ServerReview, review, review_pair
 from lynxc.compiler.review.diff import Change
-from lynxc.compiler.review.render import markdown_values, render_markdown
+from lynxc.compiler.review.judge import Finding
+from lynxc.compiler.review.render import markdown_values, render_markdown, render_text
 from lynxc.compiler.review.word_diff import as_text, region
 from lynxc.compiler.wire import ServerWire
 from tests.compiler.test_diff_versions import PAIRS
@@ -261,3 +262,13 @@ def test_the_changelog_values_never_inline_binary_data() -> None:
     change = Change("added", "t", ("Icons",), after=[{"src": icon}])
     (block,) = markdown_values(change)
     assert not BASE64_RUN.search(block) and "data:image/png;base64,… (4.0 KB, sha256 " in block
+
+
+def test_a_change_reported_twice_names_its_tool_once() -> None:
+    change = Change("changed", "t", ("Input schema", "properties", "x", "type"), "string", ["string", "null"])
+    finding = Finding(change, "PARAM_TYPE_WIDENED", "parameter 'x' accepts more types")
+    reviews = [ServerReview("s", None, None, (finding, finding))]
+    text = render_text(reviews)
+    assert "    info     PARAM_TYPE_WIDENED: t: changed Input schema / properties / x / type\n" in text
+    assert "tools" not in text
+    assert "| `t` | changed `Input schema / properties / x / type` |" in render_markdown(reviews)
