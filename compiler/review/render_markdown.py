@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .binary_values import without_binary
 from .compare import ServerReview
@@ -25,6 +26,7 @@ from .diff import MISSING, Change
 from .fold import Entry, fold
 from .judge import LEVELS, Finding
 from .render_common import (
+    SHORT_VALUE_CHARS,
     changed_region,
     level_counts,
     parameters_text,
@@ -36,7 +38,7 @@ from .render_common import (
     tool_brief,
     whole_tool,
 )
-from .word_diff import as_markdown, cut_middle, markdown_inline
+from .word_diff import as_markdown, cut_middle, markdown_inline, value_text
 
 GITHUB_COMMENT_LIMIT = 65_536
 DEFAULT_MAX_CHARS = GITHUB_COMMENT_LIMIT - 5_536  # room for what a bot adds around the comment
@@ -99,7 +101,7 @@ def markdown_values(change: Change) -> list[str]:
     blocks = []
     for label, value in (("Previous value", change.before), ("New value", change.after)):
         if value is not MISSING:
-            blocks.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(without_binary(value)), '  ')}\n  ```")
+            blocks.append(f"\n  {label}:\n\n" + _indent("\n".join(_json_block(value)), "  "))
     return blocks
 
 
@@ -198,7 +200,7 @@ def _list_item(entry: Entry, *, full: bool = False, compact: bool = False) -> st
     if entry.no_op:
         return "\n".join(lines)
     whole = _whole_values(change) if full else []
-    if not whole or whole_tool(change) is not None:  # a tool keeps its brief above its JSON
+    if not whole or _both_sides(change) or whole_tool(change) is not None:  # the JSON follows a summary
         lines.append(f"  > {_values(change)}")
     lines += [f"  {line}".rstrip() for line in whole]
     return "\n".join(lines)
@@ -235,15 +237,39 @@ def _values(change: Change) -> str:
 
 
 def _whole_values(change: Change) -> list[str]:
-    """For the report: an added or removed value in full, as a JSON block."""
-    if change.before is not MISSING and change.after is not MISSING:
-        return []
-    value = change.after if change.before is MISSING else change.before
+    """For the report: an added or removed value in full, as a JSON block; a long changed value
+    both ways, folded away under the changed region that says what changed."""
+    if not _both_sides(change):
+        return ["", *_json_block(change.after if change.before is MISSING else change.before)]
+    if max(len(value_text(change.before)), len(value_text(change.after))) <= SHORT_VALUE_CHARS:
+        return []  # the region shows it whole
+    return [
+        "",
+        "<details><summary>Previous and new values</summary>",
+        "",
+        "Previous value:",
+        "",
+        *_json_block(change.before),
+        "",
+        "New value:",
+        "",
+        *_json_block(change.after),
+        "",
+        "</details>",
+    ]
+
+
+def _json_block(value: Any) -> list[str]:
+    """A fenced JSON block, binary data replaced; its fence longer than any run in the text."""
     text = pretty(without_binary(value))
     fence = "```"
     while fence in text:
         fence += "`"
-    return ["", f"{fence}json", *text.splitlines(), fence]
+    return [f"{fence}json", *text.splitlines(), fence]
+
+
+def _both_sides(change: Change) -> bool:
+    return change.before is not MISSING and change.after is not MISSING
 
 
 def _change(change: Change) -> str:

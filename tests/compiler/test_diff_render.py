@@ -272,3 +272,15 @@ def test_a_change_reported_twice_names_its_tool_once() -> None:
     assert "    info     PARAM_TYPE_WIDENED: t: changed Input schema / properties / x / type\n" in text
     assert "tools" not in text
     assert "| `t` | changed `Input schema / properties / x / type` |" in render_markdown(reviews)
+
+
+def test_the_report_holds_a_long_changed_value_whole(tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    case("long_description", "markdown", "--report", str(report))
+    written = report.read_text()
+    for side in ("before", "after"):
+        description = json.loads((CASES / f"long_description/{side}.json").read_text())["tools"][0][
+            "description"
+        ]
+        assert json.dumps(description) in written
+    assert written.index("at most <del>100</del><ins>500</ins>") < written.index("<details>")
