@@ -44,6 +44,7 @@ GITHUB_COMMENT_LIMIT = 65_536
 DEFAULT_MAX_CHARS = GITHUB_COMMENT_LIMIT - 5_536  # room for what a bot adds around the comment
 MIN_MAX_CHARS = 2_000
 SUMMARY_TOOLS = 10  # tools named in a folded entry of the summary
+SUMMARY_MESSAGE_CHARS = 600
 SHOWN_REPORT_PATH = 200
 SECTION_TITLES = {"breaking": "Breaking", "warning": "Warnings", "info": "Other changes"}
 TABLE_HEAD = "| Tools | Change | Rule | Message |\n| --- | --- | --- | --- |\n"
@@ -192,7 +193,7 @@ def _list_item(entry: Entry, *, full: bool = False, compact: bool = False) -> st
     finding, change = entry.first, entry.first.change
     level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
     what = f"{_subject(entry)}{_change(change)}"
-    lines = [f"- {level} {code(finding.rule_id)} — {what}: {_said(finding)}"]
+    lines = [f"- {level} {code(finding.rule_id)} — {what}: {_said(finding, full)}"]
     if compact:
         return lines[0]
     if len(entry.tools) > 1:
@@ -291,8 +292,10 @@ def _tools(names: list[str], limit: int | None) -> str:
     return listed + (f" and {more} more" if more else "")
 
 
-def _said(finding: Finding) -> str:
-    return markdown_inline(said(finding))
+def _said(finding: Finding, full: bool = False) -> str:
+    """The message and hint, cut in the summary so one long message cannot crowd out the rest."""
+    text = said(finding)
+    return markdown_inline(text if full else cut_middle(text, SUMMARY_MESSAGE_CHARS))
 
 
 def code(text: str) -> str:

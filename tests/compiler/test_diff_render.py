@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -284,3 +285,11 @@ def test_the_report_holds_a_long_changed_value_whole(tmp_path: Path) -> None:
         ]
         assert json.dumps(description) in written
     assert written.index("at most <del>100</del><ins>500</ins>") < written.index("<details>")
+
+
+def test_one_huge_message_cannot_crowd_out_the_summary() -> None:
+    change = Change("removed", "t", ("Input schema", "properties", "x"), before={"type": "string"})
+    huge = Finding(change, "PARAM_REMOVED", "parameter 'x' removed; " + "really " * 20_000)
+    other = Finding(replace(change, tool="u"), "PARAM_REMOVED", "parameter 'x' removed")
+    summary = render_markdown([ServerReview("s", None, None, (huge, other))], max_chars=5_000)
+    assert len(summary) <= 5_000 and "`u`: removed" in summary and "not shown" not in summary
