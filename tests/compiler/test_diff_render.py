@@ -177,6 +177,8 @@ def test_a_huge_change_keeps_the_summary_under_the_comment_limit(tmp_path: Path)
     for finding in findings:
         assert f"`{finding['tool']}`" in written and f"`{finding['rule']}`" in written
     assert "### Breaking (1)" in written and "### Other changes (501)" in written
+    (archive,) = [f for f in findings if f["tool"] == "archive"]
+    assert [p["text"] for p in archive["diff"] if p["op"] != "equal"] == ["100", "25"]
     # Text, JSON and GitHub annotations show the changed words of the long description too.
     for fmt in ("text", "github"):
         assert "At most [-100-]{+25+} records" in diff(before, after, "--format", fmt).stdout
