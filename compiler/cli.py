@@ -105,6 +105,17 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("head", nargs="?", default=None, help="what it ends at (default: the project's specs/)")
     diff.add_argument("--format", choices=("text", "markdown", "json", "github"), default="text")
     diff.add_argument(
+        "--max-chars",
+        type=_max_chars,
+        metavar="N",
+        help="markdown: keep the summary under N characters (default 60000; a GitHub comment holds 65536)",
+    )
+    diff.add_argument(
+        "--report",
+        metavar="PATH",
+        help="also write the full review, every finding, as markdown to PATH (the summary names it)",
+    )
+    diff.add_argument(
         "--fail-on",
         choices=("breaking", "warning", "any", "never"),
         default="breaking",
@@ -243,11 +254,22 @@ FAIL_LEVELS = {
 }
 
 
+def _max_chars(text: str) -> int:
+    """--max-chars: a whole number large enough for a summary's headings and closing line."""
+    from .review.render_markdown import MIN_MAX_CHARS
+
+    if not text.isdigit() or int(text) < MIN_MAX_CHARS:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {MIN_MAX_CHARS}, got {text!r}")
+    return int(text)
+
+
 def _diff(args: argparse.Namespace) -> int:
     from .diagnostics import has_errors
+    from .files import write_text_atomic
     from .inputs import DiffInputError, load_side
     from .review.compare import review
     from .review.render import FORMATS
+    from .review.render_markdown import DEFAULT_MAX_CHARS, render_markdown, render_report
 
     head = args.head if args.head is not None else str(args.project / "specs")
     try:
@@ -262,7 +284,18 @@ def _diff(args: argparse.Namespace) -> int:
         print("lynxc diff: a spec does not compile; nothing compared", file=sys.stderr)
         return EXIT_USAGE
     reviews = review(*sides)
-    sys.stdout.write(FORMATS[args.format](reviews))
+    if args.report:
+        try:
+            write_text_atomic(Path(args.report), render_report(reviews))
+        except OSError as err:
+            print(
+                f"lynxc diff: cannot write the report {args.report}: {err.strerror or err}", file=sys.stderr
+            )
+            return EXIT_USAGE
+    if args.format == "markdown":
+        sys.stdout.write(render_markdown(reviews, args.max_chars or DEFAULT_MAX_CHARS, args.report))
+    else:
+        sys.stdout.write(FORMATS[args.format](reviews))
     failing = FAIL_LEVELS.get(args.fail_on, ())
     return EXIT_FAILED if any(f.level in failing for r in reviews for f in r.findings) else EXIT_OK
 

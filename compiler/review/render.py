@@ -1,112 +1,138 @@
-"""Render reviews for people (text, markdown for pull requests) and machines (json, GitHub
-annotations). Values are JSON; text truncates long ones, the other formats keep them whole."""
+"""Render reviews for people (text; markdown for pull requests, in `render_markdown`) and
+machines (json, GitHub annotations).
+
+People read breaking changes first, then warnings, then the rest, with findings that say the
+same thing folded into one entry (`fold`); a changed value shows its changed words with some
+context (`word_diff`), never two long strings cut before the change, and never binary data.
+JSON keeps every value exact, for machines, and adds the changed region as `diff`."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from typing import Any
+import textwrap
+from collections.abc import Callable
 
 from ..diagnostics import Span
 from .compare import ServerReview
-from .diff import MISSING, Change
+from .diff import MISSING
+from .fold import Entry, fold, is_no_op
 from .judge import LEVELS, Finding
+from .render_common import (
+    by_tool,
+    changed_region,
+    group_heading,
+    level_counts,
+    operation,
+    parameters_text,
+    said,
+    short_value,
+    summary,
+    tool_brief,
+    whole_tool,
+)
+from .render_markdown import markdown_values, render_markdown
 from .resources import resource_span
+from .word_diff import as_json, as_text
 
-TEXT_VALUE_LIMIT = 240
-RESOURCES_TEXT = "(resources)"  # heads changes to declared records; MCP tool names hold no parentheses
+__all__ = [
+    "FORMATS",
+    "by_tool",
+    "group_heading",
+    "level_counts",
+    "markdown_values",
+    "operation",
+    "render_github",
+    "render_json",
+    "render_markdown",
+    "render_text",
+]
+
 GITHUB_COMMAND = {"breaking": "error", "warning": "warning", "info": "notice"}
-
-
-def summary(review: ServerReview) -> str:
-    if not review.findings:
-        return "no changes"
-    plural = "s" if len(review.findings) != 1 else ""
-    return f"{len(review.findings)} field{plural} changed ({level_counts(review.findings)})"
-
-
-def level_counts(findings: Iterable[Finding]) -> str:
-    """'2 breaking, 1 warning, 1 info': how many changes there are of each level."""
-    levels = [f.level for f in findings]
-    return ", ".join(f"{levels.count(level)} {level}" for level in LEVELS)
+TEXT_WIDTH = 100
+_INDENT = " " * 13  # under the rule, past the level column
 
 
 def render_text(reviews: list[ServerReview]) -> str:
     lines: list[str] = []
     for review in reviews:
         lines.append(f"{review.name}: {summary(review)}")
-        for tool, findings in by_tool(review.findings):
-            lines.append(f"  {tool if tool is not None else RESOURCES_TEXT}")
-            for finding in findings:
-                change = finding.change
-                lines.append(f"    {finding.level:<8} {finding.rule_id}: {change.op} {change.path_text}")
-                lines.append(f"             {finding.message}")
-                if finding.hint:
-                    lines.append(f"             hint: {finding.hint}")
-                if change.before is not MISSING:
-                    lines.append(f"             - {_short(change.before)}")
-                if change.after is not MISSING:
-                    lines.append(f"             + {_short(change.after)}")
+        for entry in fold(review.findings):
+            lines += _text_entry(entry)
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(reviews: list[ServerReview]) -> str:
-    """For a pull request comment: only servers that changed get a section."""
-    changed = [review for review in reviews if review.findings]
-    if not changed:
-        return "No schema changes.\n"
-    out: list[str] = []
-    for review in changed:
-        out.append(f"## Schema changes: `{review.name}`\n")
-        out.append(f"{summary(review)}.\n")
-        for tool, findings in by_tool(review.findings):
-            out.append(f"### {group_heading(tool)}\n")
-            for finding in findings:
-                change = finding.change
-                level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
-                out.append(
-                    f"- {level} `{finding.rule_id}` — {change.op} `{change.path_text}`: {_said(finding)}"
-                )
-                for label, value in (("Previous value", change.before), ("New value", change.after)):
-                    if value is not MISSING:
-                        out.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value), '  ')}\n  ```")
-            out.append("")
-    return "\n".join(out).rstrip() + "\n"
+def _text_entry(entry: Entry) -> list[str]:
+    finding, change = entry.first, entry.first.change
+    if len(entry.tools) <= 1:
+        lines = [f"    {finding.level:<8} {finding.rule_id}: {operation(change)}"]
+    else:
+        where = f"{change.op} {change.path_text} in {len(entry.tools)} tools"
+        lines = [f"    {finding.level:<8} {finding.rule_id}: {where}"]
+        lines += textwrap.wrap(
+            ", ".join(entry.tools), TEXT_WIDTH, initial_indent=_INDENT, subsequent_indent=_INDENT
+        )
+    lines.append(f"{_INDENT}{finding.message}")
+    if finding.hint:
+        lines.append(f"{_INDENT}hint: {finding.hint}")
+    return lines + [f"{_INDENT}{line}" for line in text_values(finding)]
 
 
-def markdown_values(change: Change) -> list[str]:
-    """The previous and new values of a change as indented JSON blocks under a list item."""
-    blocks = []
-    for label, value in (("Previous value", change.before), ("New value", change.after)):
-        if value is not MISSING:
-            blocks.append(f"\n  {label}:\n\n  ```json\n{_indent(pretty(value), '  ')}\n  ```")
-    return blocks
+def text_values(finding: Finding) -> list[str]:
+    """What changed, on one line each: `~ words [-old-]{+new+} words`, `+ added`, `- removed`;
+    nothing for a no-op."""
+    change = finding.change
+    if is_no_op(finding):
+        return []
+    tool = whole_tool(change)
+    if tool is not None:
+        title, sentence, parameters = tool_brief(tool)
+        sign = "+" if change.op == "added" else "-"
+        named = f"{title}: " if title else ""
+        return [f"{sign} {named}{sentence} (parameters: {parameters_text(parameters)})"]
+    pieces = changed_region(change)
+    if pieces is not None:
+        return [f"~ {as_text(pieces)}"]
+    if change.before is not MISSING:
+        return [f"- {short_value(change.before)}"]
+    return [f"+ {short_value(change.after)}"]
 
 
 def render_json(reviews: list[ServerReview]) -> str:
+    """Values kept exact (a machine may rebuild both sides from them); a changed value also
+    gets `diff`, its changed region as equal/delete/insert pieces with elided context."""
     servers = []
     for review in reviews:
+        findings = []
+        for finding in review.findings:
+            shown = finding.to_json()
+            pieces = changed_region(finding.change)
+            if pieces is not None:
+                shown["diff"] = as_json(pieces)
+            findings.append(shown)
         servers.append(
             {
                 "server": review.name,
                 "base": review.base.origin if review.base else None,
                 "head": review.head.origin if review.head else None,
                 "summary": {level: review.count(level) for level in LEVELS},
-                "findings": [finding.to_json() for finding in review.findings],
+                "findings": findings,
             }
         )
     return json.dumps({"servers": servers}, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_github(reviews: list[ServerReview]) -> str:
-    """GitHub Actions workflow commands: one annotation per finding, on the spec line when known."""
+    """GitHub Actions workflow commands: one annotation per finding, on the spec line when known,
+    its message ending with what changed."""
     lines = []
     for review in reviews:
+        head_tools = {tool["name"] for tool in review.head.tools} if review.head else set()
         for finding in review.findings:
-            span = _span(review, finding)
+            span = _span(review, finding, head_tools)
             where = f"file={_escape_property(span.file)},line={span.line},col={span.col}," if span else ""
             title = _escape_property(f"lynxc {finding.rule_id}")
-            message = _escape_data(f"{operation(finding.change)}: {_said(finding)}")
+            values = "".join(f" {value}" for value in text_values(finding))
+            message = _escape_data(f"{operation(finding.change)}: {said(finding)}{values}")
             lines.append(f"::{GITHUB_COMMAND[finding.level]} {where}title={title}::{message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -119,15 +145,13 @@ FORMATS: dict[str, Callable[[list[ServerReview]], str]] = {
 }
 
 
-def _span(review: ServerReview, finding: Finding) -> Span | None:
+def _span(review: ServerReview, finding: Finding, head_tools: set[str]) -> Span | None:
     """Where the change stands in the head spec: the parameter's line, else the tool's; for a
     resource, the line of the (innermost still declared) field, else the resource's."""
     resource = finding.change.resource
     if resource is not None:
         return resource_span(review.head, finding.change) if review.head else None
-    side = (
-        review.head if review.head and finding.change.tool in {t["name"] for t in review.head.tools} else None
-    )
+    side = review.head if finding.change.tool in head_tools else None
     if side is None or not side.spans:
         return None
     path = finding.change.path
@@ -136,45 +160,6 @@ def _span(review: ServerReview, finding: Finding) -> Span | None:
         if found:
             return found
     return side.spans.get((finding.change.tool, None))
-
-
-def by_tool(findings: tuple[Finding, ...]) -> list[tuple[str | None, list[Finding]]]:
-    """Findings grouped by tool, in order; changes to declared records form one group, keyed
-    None (their paths name the resource), so no tool name can be taken for it."""
-    grouped: dict[tuple[bool, str], list[Finding]] = {}
-    for finding in findings:
-        change = finding.change
-        grouped.setdefault((change.resource is not None, change.tool), []).append(finding)
-    return [(None if resource else tool, found) for (resource, tool), found in grouped.items()]
-
-
-def group_heading(tool: str | None) -> str:
-    """A markdown heading's text for a group of `by_tool`."""
-    return f"`{tool}`" if tool is not None else "Resources"
-
-
-def operation(change: Change) -> str:
-    """`find_items: removed Input schema / properties / n`, `removed Resource peps / fields / x`."""
-    what = f"{change.op} {change.path_text}"
-    return what if change.resource is not None else f"{change.tool}: {what}"
-
-
-def _said(finding: Finding) -> str:
-    """The message, with its hint where one line holds both."""
-    return f"{finding.message} (hint: {finding.hint})" if finding.hint else finding.message
-
-
-def pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= TEXT_VALUE_LIMIT else text[: TEXT_VALUE_LIMIT - 1] + "…"
-
-
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
 
 
 def _escape_data(text: str) -> str:

@@ -312,3 +312,21 @@ def _restore(project: Path, files: dict[str, bytes]) -> None:
     for relative, data in files.items():
         (project / relative).parent.mkdir(parents=True, exist_ok=True)
         (project / relative).write_bytes(data)
+
+
+def test_a_killed_diff_leaves_the_old_report_or_the_new_one(tmp_path: Path) -> None:
+    versions = ROOT / "tests/data/mcp-tool-versions"
+    report = tmp_path / "diff-report.md"
+    old_pair = [str(versions / "server-memory_0.6.2.json"), str(versions / "server-memory_2025.8.4.json")]
+    new_pair = [str(versions / "server-memory_0.6.2.json"), str(versions / "server-memory_2026.8.31.json")]
+    command = crash_command(lynxc_code(), "diff", *new_pair, "--fail-on", "never", "--report", str(report))
+    assert lynxc(ROOT, "diff", *old_pair, "--report", str(report)).returncode == 0
+    old = report.read_text()
+    total = write_operations(command)
+    new = report.read_text()
+    assert old != new and "OUTPUT_SCHEMA_ADDED" in new
+    for point in range(1, total + 1):
+        report.write_text(old)
+        done = run_crashing(command, point)
+        assert done.returncode == -signal.SIGKILL
+        assert report.read_text() in (old, new), f"a partial report after a kill at step {point} of {total}"

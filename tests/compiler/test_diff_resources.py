@@ -163,13 +163,10 @@ def test_every_renderer_shows_resource_changes() -> None:
     new = replace(new, tools=[{**tool, "description": "Search."}])
     reviews = [review_pair(old, new)]
     text = render_text(reviews)
-    assert "  search_records\n    info     DESCRIPTION_CHANGED" in text
-    assert (
-        "  (resources)\n    breaking RESOURCE_ENUM_VALUE_REMOVED: changed Resource peps / fields / status"
-        in text
-    )
+    assert "    info     DESCRIPTION_CHANGED: search_records: added Description" in text
+    assert "    breaking RESOURCE_ENUM_VALUE_REMOVED: changed Resource peps / fields / status" in text
     markdown = render_markdown(reviews)
-    assert "### `search_records`" in markdown and "### Resources\n" in markdown
+    assert "### Breaking (1)\n" in markdown and "| `search_records` | added `Description` |" in markdown
     assert (
         "- **breaking** `RESOURCE_ENUM_VALUE_REMOVED` — changed `Resource peps / fields / status / values`"
         in (markdown)
