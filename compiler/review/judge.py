@@ -264,9 +264,18 @@ def _members(c: SchemaContext, names: list[str], who: str) -> Finding:
         if c.change.op == "removed":
             return Finding(c.change, "PARAM_REMOVED", f"{who} removed; {_still_sent(c)}", hint)
         required = c.node("new", (*c.parent, "required"))
-        if isinstance(required, list) and set(required) & set(names):
+        needed = [name for name in names if isinstance(required, list) and name in required]
+        if not needed:
+            return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"{who} added as optional")
+        optional = [name for name in names if name not in needed]
+        if not optional:
             return Finding(c.change, "PARAM_ADDED_REQUIRED", f"{who} added as required")
-        return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"{who} added as optional")
+        # Several parameters declared at once: name which of them a caller must now send.
+        return Finding(
+            c.change,
+            "PARAM_ADDED_REQUIRED",
+            f"{_parameters(needed)} added as required; {_parameters(optional)} added as optional",
+        )
     if c.change.op == "removed":
         return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{who} removed", hint)
     return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"{who} added")
@@ -284,6 +293,10 @@ _STILL_SENT = {
 
 def _still_sent(c: SchemaContext) -> str:
     return _STILL_SENT[extra_keys(c.node("new", c.parent))]
+
+
+def _parameters(names: list[str]) -> str:
+    return f"parameter '{names[0]}'" if len(names) == 1 else f"parameters {', '.join(names)}"
 
 
 def _rename_hint(c: SchemaContext) -> str | None:

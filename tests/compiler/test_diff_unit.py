@@ -662,3 +662,26 @@ def test_a_split_into_hundreds_of_members_is_said_in_one_bounded_line() -> None:
         "parameter 'o' got narrower: it now accepts only oneOf[0] or the 499 members after it, "
         "up to oneOf[499] (it accepted any object); an empty object is rejected"
     )
+
+
+def test_parameters_declared_at_once_say_which_are_required() -> None:
+    """A schema gaining its properties in one release (server-filesystem 2025.8.21 to
+    2025.12.18: `read_file` went from no properties to path, head and tail, path required)."""
+    old = {"name": "read_file", "inputSchema": {"type": "object"}}
+    new = {
+        "name": "read_file",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "head": {"type": "number"},
+                "tail": {"type": "number"},
+            },
+            "required": ["path"],
+        },
+    }
+    found = {judge(c, old, new).message for c in diff_tools([old], [new])}
+    assert "parameter 'path' added as required; parameters head, tail added as optional" in found
+    both = {**new, "inputSchema": {**new["inputSchema"], "required": ["head", "path", "tail"]}}
+    found = {judge(c, old, both).message for c in diff_tools([old], [both])}
+    assert "parameters head, path, tail added as required" in found
