@@ -252,8 +252,7 @@ def _properties(c: SchemaContext) -> Finding:
                 f"{_owner(c)}: {', '.join(names)} no longer declared; "
                 "extra keys have their own schema, review it",
             )
-    what = "parameters" if c.direction == "input" else "output fields"
-    return _members(c, names, f"{what} {', '.join(names)}")
+    return _members(c, names, _parameters(names) if c.direction == "input" else _fields(names))
 
 
 def _members(c: SchemaContext, names: list[str], who: str) -> Finding:
@@ -299,6 +298,10 @@ def _parameters(names: list[str]) -> str:
     return f"parameter '{names[0]}'" if len(names) == 1 else f"parameters {', '.join(names)}"
 
 
+def _fields(names: list[str]) -> str:
+    return f"output field '{names[0]}'" if len(names) == 1 else f"output fields {', '.join(names)}"
+
+
 def _rename_hint(c: SchemaContext) -> str | None:
     """A removed property whose schema (annotations aside) exactly one added sibling has, and
     no other removed one: probably renamed. Said once, beside the removal."""
@@ -324,6 +327,12 @@ def _required(c: SchemaContext) -> Finding:
     new = set(c.change.after) if isinstance(c.change.after, list) else set()
     existed = c.node("old", (*c.parent, "properties"))
     existed = set(existed) if isinstance(existed, dict) else set()
+    if old == new and old:
+        return Finding(c.change, "SCHEMA_REORDERED", f"{_owner(c)}: 'required' members were reordered")
+    if old == new:  # `required: []` written out or dropped: no name moved
+        return Finding(
+            c.change, "REQUIRED_CHANGED", f"an empty 'required' was {c.change.op}; nothing changes"
+        )
     if c.direction == "input":
         newly = sorted((new - old) & existed)
         if newly:

@@ -135,7 +135,7 @@ def test_removing_properties_from_an_open_object_rejects_nothing() -> None:
         object_param({"additionalProperties": False}),
     )
     assert closed["Input schema / properties / o / properties"][0] == "PARAM_REMOVED"
-    assert "parameters a removed" in closed["Input schema / properties / o / properties"][1]
+    assert "parameter 'a' removed" in closed["Input schema / properties / o / properties"][1]
 
 
 def union(first: dict, second: dict, kind: str = "oneOf") -> dict:
@@ -685,3 +685,24 @@ def test_parameters_declared_at_once_say_which_are_required() -> None:
     both = {**new, "inputSchema": {**new["inputSchema"], "required": ["head", "path", "tail"]}}
     found = {judge(c, old, both).message for c in diff_tools([old], [both])}
     assert "parameters head, path, tail added as required" in found
+
+
+def test_a_required_list_that_names_the_same_parameters_moves_nothing() -> None:
+    """server-filesystem 0.6.2 wrote `required: []` on a tool without parameters; later versions
+    dropped it."""
+    empty = {"name": "t", "inputSchema": {"type": "object", "properties": {}, "required": []}}
+    bare = {"name": "t", "inputSchema": {"type": "object", "properties": {}}}
+    (change,) = diff_tools([empty], [bare])
+    found = judge(change, empty, bare)
+    assert (found.rule_id, found.message) == (
+        "REQUIRED_CHANGED",
+        "an empty 'required' was removed; nothing changes",
+    )
+    ab, ba = tool({"a": {}, "b": {}}), tool({"a": {}, "b": {}})
+    ab["inputSchema"]["required"], ba["inputSchema"]["required"] = ["a", "b"], ["b", "a"]
+    (change,) = diff_tools([ab], [ba])
+    assert judge(change, ab, ba).rule_id == "SCHEMA_REORDERED"
+    one = tool({})
+    one["inputSchema"]["properties"] = {"path": {"type": "string"}}
+    found = {judge(c, bare, one).message for c in diff_tools([bare], [one])}
+    assert "parameter 'path' added as optional" in found
