@@ -55,7 +55,7 @@ def pairs(found: dict[str, list[Path]]) -> Iterator[Pair]:
     for name, paths in found.items():
         for old, new in itertools.pairwise(paths):
             yield Pair(name, RELEASES, old, new)
-        if len(paths) > 2:
+        if len(paths) > 1:  # with two releases, the same pair: both columns then agree
             yield Pair(name, FIRST_TO_LAST, paths[0], paths[-1])
 
 

@@ -33,6 +33,8 @@ GOLDEN = Path(__file__).parent / "diff_histories" / "counts.txt"
 UPDATE = os.environ.get("LYNXC_UPDATE_GOLDENS") == "1"
 HISTORIES = histories()
 PAIRS = list(pairs(HISTORIES))
+# Each pair once: a two-release history's first→last pair is its one consecutive pair.
+DISTINCT_PAIRS = list({(pair.old, pair.new): pair for pair in PAIRS}.values())
 
 
 def test_counts_per_rule_match_the_golden() -> None:
@@ -47,7 +49,7 @@ def _change_key(change: Change) -> str:
     return json.dumps(change.to_json(), sort_keys=True, default=repr)
 
 
-@pytest.mark.parametrize("pair", PAIRS, ids=[p.label for p in PAIRS])
+@pytest.mark.parametrize("pair", DISTINCT_PAIRS, ids=[p.label for p in DISTINCT_PAIRS])
 def test_every_change_gets_exactly_one_finding_with_its_catalogue_level(pair: Pair) -> None:
     server = review_saved(pair)
     old = json.loads(pair.old.read_text())["tools"]
