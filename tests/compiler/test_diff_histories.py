@@ -8,10 +8,13 @@ the moved lines: each one is a verdict that changed somewhere in a real history.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -21,6 +24,7 @@ from lynxc.compiler.rules import RULES
 from tests.compiler.history_counts import (
     FIRST_TO_LAST,
     RELEASES,
+    VERSIONS,
     Pair,
     count,
     histories,
@@ -28,6 +32,7 @@ from tests.compiler.history_counts import (
     review_saved,
     table,
 )
+from tests.conftest import ROOT, lynxc_command
 
 GOLDEN = Path(__file__).parent / "diff_histories" / "counts.txt"
 UPDATE = os.environ.get("LYNXC_UPDATE_GOLDENS") == "1"
@@ -74,3 +79,33 @@ def test_histories_are_real_multi_release_histories() -> None:
         for path in paths:
             saved = json.loads(path.read_text())
             assert saved["version"] == path.stem.rsplit("_", 1)[1] and saved["tools"], path.name
+
+
+def _capture_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    # The capture script lives beside the data it writes, outside any package; its dataclasses
+    # look their module up in sys.modules while it loads.
+    spec = importlib.util.spec_from_file_location("mcp_tool_versions_capture", VERSIONS / "capture.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.anyio
+async def test_capture_saves_exactly_what_a_stdio_server_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The capture path (raw JSON-RPC over the SDK's stdio transport, every page, atomic write)
+    # against a real server that needs no registry: a bundled one, whose tools.json is what its
+    # tools/list answers.
+    capture = _capture_module(monkeypatch)
+    command = lynxc_command("serve", "dot-harness")
+    answer = await capture.list_tools(command, capture.Launch(), tmp_path)
+    published = json.loads((ROOT / "generated/dot-harness/tools.json").read_text())
+    assert answer["tools"] == published["tools"]
+    assert answer["serverInfo"]["name"] == "dot-harness" and answer["protocolVersion"]
+    saved = tmp_path / "dot-harness_1.json"
+    capture.write_atomically(saved, json.dumps(answer, indent=1))
+    assert json.loads(saved.read_text()) == answer
+    assert [path.name for path in tmp_path.iterdir()] == [saved.name]
