@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,7 @@ VERSIONS = DATA / "mcp-tool-versions"
 RELEASES = "releases"  # every consecutive pair of a history, added up
 FIRST_TO_LAST = "first→last"
 SPANS = (RELEASES, FIRST_TO_LAST)
+HISTORY_WIDTH, RULE_WIDTH = 26, 32  # the longest names today; a longer one moves only its lines
 
 
 def version_key(path: Path) -> tuple[int, ...]:
@@ -68,7 +69,7 @@ def review_saved(pair: Pair) -> ServerReview:
 Counts = Counter[tuple[str, str, str]]  # (history, span, rule or level) -> findings
 
 
-def count(reviews: Iterator[tuple[Pair, ServerReview]]) -> Counts:
+def count(reviews: Iterable[tuple[Pair, ServerReview]]) -> Counts:
     counts: Counts = Counter()
     for pair, server in reviews:
         for finding in server.findings:
@@ -79,8 +80,8 @@ def count(reviews: Iterator[tuple[Pair, ServerReview]]) -> Counts:
 
 
 def table(found: dict[str, list[Path]], counts: Counts) -> str:
-    """One line per history and rule (levels last), so a moved count is a moved line."""
-    width = max(len(name) for name in [*found, "all"])
+    """One line per history and rule (levels last), so a moved count is a moved line. Column
+    widths are fixed, not fitted to the longest name, so a new rule moves only its own lines."""
     lines = [
         "# lynxc diff over real release histories (python -m tests.compiler.history_counts)",
         f"# {RELEASES}: findings over every consecutive release pair; {FIRST_TO_LAST}: first release"
@@ -89,13 +90,13 @@ def table(found: dict[str, list[Path]], counts: Counts) -> str:
     for name, paths in found.items():
         versions = ", ".join(path.stem.rsplit("_", 1)[1] for path in paths)
         lines.append(f"# {name}: {len(paths)} release{'s' if len(paths) > 1 else ''}: {versions}")
-    lines.append(f"{'history':<{width}}  {'rule':<32}  {RELEASES:>8}  {FIRST_TO_LAST:>10}")
+    lines.append(f"{'history':<{HISTORY_WIDTH}}  {'rule':<{RULE_WIDTH}}  {RELEASES:>8}  {FIRST_TO_LAST:>10}")
     subjects = [*sorted({subject for subject, _, _ in counts} - {"all"}), "all"]
     for subject in subjects:
         keys = sorted({key for s, _, key in counts if s == subject}, key=lambda k: (k.startswith("="), k))
         for key in keys:
             releases, whole = (counts[subject, span, key] for span in SPANS)
-            lines.append(f"{subject:<{width}}  {key:<32}  {releases:>8}  {whole:>10}")
+            lines.append(f"{subject:<{HISTORY_WIDTH}}  {key:<{RULE_WIDTH}}  {releases:>8}  {whole:>10}")
     return "\n".join(lines) + "\n"
 
 
