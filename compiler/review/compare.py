@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..wire import ServerWire, Side
@@ -10,6 +10,7 @@ from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
 from .judge_context import one_per_change
 from .resources import diff_resources, judge_resource
+from .tool_renames import rename_hints
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,13 @@ def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
     new_tools = {t["name"]: t for t in (new.tools if new else [])}
     changes = diff_tools(list(old_tools.values()), list(new_tools.values()))
     findings = one_per_change([judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes])
+    renamed = rename_hints(old_tools, new_tools)
+    findings = [
+        replace(f, hint=renamed[f.change.tool])
+        if f.rule_id == "TOOL_REMOVED" and f.change.tool in renamed
+        else f
+        for f in findings
+    ]
     old_resources, new_resources = _resources(old), _resources(new)
     if old_resources is not None and new_resources is not None:
         findings += [judge_resource(c) for c in diff_resources(old_resources, new_resources)]

@@ -706,3 +706,26 @@ def test_a_required_list_that_names_the_same_parameters_moves_nothing() -> None:
     one["inputSchema"]["properties"] = {"path": {"type": "string"}}
     found = {judge(c, bare, one).message for c in diff_tools([bare], [one])}
     assert "parameter 'path' added as optional" in found
+
+
+def _hints(old: list[dict], new: list[dict]) -> dict[str, str | None]:
+    review = review_pair(ServerWire("s", old, origin="old"), ServerWire("s", new, origin="new"))
+    return {f.change.tool: f.hint for f in review.findings if f.rule_id == "TOOL_REMOVED"}
+
+
+def test_a_renamed_tool_is_a_removal_with_a_hint() -> None:
+    """mcp-server-sqlite 2025.1.14 renamed `read-query` to `read_query`; server-everything
+    renamed `add` to `get-sum` and dropped `additionalProperties: false` on the way."""
+    numbers = {"a": {"type": "number"}, "b": {"type": "number", "description": "Second"}}
+    add = {"name": "add", "inputSchema": {"type": "object", "properties": numbers, "required": ["a", "b"]}}
+    get_sum = {"name": "get-sum", "inputSchema": {**add["inputSchema"], "additionalProperties": False}}
+    query = {"name": "read-query", "inputSchema": {"type": "object"}}
+    hints = _hints([add, query], [get_sum, {**query, "name": "read_query"}])
+    assert hints == {
+        "add": "probably renamed to 'get-sum' (same parameters)",
+        "read-query": "probably renamed to 'read_query' (same name spelt otherwise)",
+    }
+    # Two tools that fit: no guess. Parameterless tools all look alike: no guess either.
+    twin = {**get_sum, "name": "get-total"}
+    assert _hints([add], [get_sum, twin]) == {"add": None}
+    assert _hints([{**query, "name": "printEnv"}], [{**query, "name": "get-env"}]) == {"printEnv": None}
