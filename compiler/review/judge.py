@@ -495,7 +495,17 @@ def _additional(c: SchemaContext) -> Finding:
     restricted = new is False or (new is not MISSING and old in (MISSING, True))
     if c.direction == "input" and restricted:
         return Finding(c.change, "ADDITIONAL_PROPERTIES_RESTRICTED", f"{_owner(c)} rejects extra keys")
-    return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)}: additionalProperties changed")
+    shown = f"additionalProperties {_shown(old)} -> {_shown(new)}"
+    if old is False and new in (MISSING, True):
+        effect = "accepts extra keys again" if c.direction == "input" else "may hold keys it does not declare"
+        return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)} {effect} ({shown})")
+    if c.direction == "output" and new is False:
+        return Finding(
+            c.change,
+            "ADDITIONAL_PROPERTIES_CHANGED",
+            f"{_owner(c)} now holds only the keys it declares ({shown})",
+        )
+    return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)}: {shown}")
 
 
 def _default(c: SchemaContext) -> Finding:

@@ -729,3 +729,23 @@ def test_a_renamed_tool_is_a_removal_with_a_hint() -> None:
     twin = {**get_sum, "name": "get-total"}
     assert _hints([add], [get_sum, twin]) == {"add": None}
     assert _hints([{**query, "name": "printEnv"}], [{**query, "name": "get-env"}]) == {"printEnv": None}
+
+
+def test_additional_properties_messages_say_what_the_object_does_with_extra_keys() -> None:
+    closed = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+    open_ = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    said = {}
+    for old, new in ((tool({}, closed), tool({}, open_)), (tool({}, open_), tool({}, closed))):
+        (change,) = diff_tools([old], [new])
+        found = judge(change, old, new)
+        said[found.rule_id, found.message] = found.level
+    assert said == {
+        (
+            "ADDITIONAL_PROPERTIES_CHANGED",
+            "output may hold keys it does not declare (additionalProperties false -> (none))",
+        ): "info",
+        (
+            "ADDITIONAL_PROPERTIES_CHANGED",
+            "output now holds only the keys it declares (additionalProperties (none) -> false)",
+        ): "info",
+    }
