@@ -146,9 +146,22 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
             rule, why = _HINT_RULES[(hint, bool(after))]
             moved.append((rule, f"{hint} {json.dumps(before)} -> {json.dumps(after)}: {why}"))
     if not moved:
-        return annotations_without_hints(change, old_tool, new_tool)
+        if len(change.path) > 1 and change.path[1] in _HINT_DEFAULTS:
+            return _hint_same(change, _HINT_DEFAULTS[change.path[1]])
+        return annotations_without_hints(change, old_tool, new_tool, _HINT_DEFAULTS)
     worst = min(moved, key=lambda item: LEVELS.index(RULES[item[0]].severity))  # type: ignore[arg-type]
     return Finding(change, worst[0], "; ".join(text for _, text in moved))
+
+
+def _hint_same(change: Change, default: bool) -> Finding:
+    """One hint written out, or dropped, at the value MCP assumes when it is absent: say which
+    hint, not a title or another sibling that moved in the same release."""
+    shown = " -> ".join("(none)" if v is MISSING else json.dumps(v) for v in (change.before, change.after))
+    return Finding(
+        change,
+        "ANNOTATION_CHANGED",
+        f"{change.path[1]} {shown}: absent means {json.dumps(default)}, so the effective hints are the same",
+    )
 
 
 # --- schemas ------------------------------------------------------------------------------
@@ -264,9 +277,18 @@ def _members(c: SchemaContext, names: list[str], who: str) -> Finding:
         if c.change.op == "removed":
             return Finding(c.change, "PARAM_REMOVED", f"{who} removed; {_still_sent(c)}", hint)
         required = c.node("new", (*c.parent, "required"))
-        if isinstance(required, list) and set(required) & set(names):
+        needed = [name for name in names if isinstance(required, list) and name in required]
+        if not needed:
+            return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"{who} added as optional")
+        if len(needed) == len(names):
             return Finding(c.change, "PARAM_ADDED_REQUIRED", f"{who} added as required")
-        return Finding(c.change, "PARAM_ADDED_OPTIONAL", f"{who} added as optional")
+        # A whole `properties` added at once: name which of its parameters a caller must send.
+        optional = [name for name in names if name not in needed]
+        return Finding(
+            c.change,
+            "PARAM_ADDED_REQUIRED",
+            f"parameters added: {', '.join(needed)} as required, {', '.join(optional)} as optional",
+        )
     if c.change.op == "removed":
         return Finding(c.change, "OUTPUT_PROPERTY_REMOVED", f"{who} removed", hint)
     return Finding(c.change, "OUTPUT_PROPERTY_ADDED", f"{who} added")
@@ -311,6 +333,15 @@ def _required(c: SchemaContext) -> Finding:
     new = set(c.change.after) if isinstance(c.change.after, list) else set()
     existed = c.node("old", (*c.parent, "properties"))
     existed = set(existed) if isinstance(existed, dict) else set()
+    if old == new:
+        # An empty list written out or dropped, or the same names in another order.
+        if c.change.op == "changed":
+            return Finding(c.change, "SCHEMA_REORDERED", f"{_owner(c)}: 'required' members were reordered")
+        return Finding(
+            c.change,
+            "SCHEMA_RESTRUCTURED",
+            f"{_owner(c)}: an empty 'required' was {c.change.op}; nothing changes",
+        )
     if c.direction == "input":
         newly = sorted((new - old) & existed)
         if newly:
@@ -324,7 +355,11 @@ def _required(c: SchemaContext) -> Finding:
             added, removed = ", ".join(sorted(new - old)), ", ".join(sorted(old - new))
             follows = f"added ({added}) and removed ({removed})" if added else f"removed ({removed})"
             return Finding(c.change, "REQUIRED_CHANGED", f"required follows the parameters {follows}")
-        return Finding(c.change, "REQUIRED_CHANGED", "required now lists the new parameters")
+        return Finding(
+            c.change,
+            "REQUIRED_CHANGED",
+            f"required now lists the new parameters: {', '.join(sorted(new - old))}",
+        )
     if old - new:
         dropped = ", ".join(sorted(old - new))
         return Finding(c.change, "OUTPUT_REQUIRED_REMOVED", f"no longer guaranteed in the output: {dropped}")
@@ -473,7 +508,20 @@ def _additional(c: SchemaContext) -> Finding:
     restricted = new is False or (new is not MISSING and old in (MISSING, True))
     if c.direction == "input" and restricted:
         return Finding(c.change, "ADDITIONAL_PROPERTIES_RESTRICTED", f"{_owner(c)} rejects extra keys")
-    return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)}: additionalProperties changed")
+    shown = f"additionalProperties {_extra_shown(old)} -> {_extra_shown(new)}"
+    if old is False and new in (MISSING, True):
+        now = "accepts" if c.direction == "input" else "may return"
+        return Finding(
+            c.change,
+            "ADDITIONAL_PROPERTIES_CHANGED",
+            f"{_owner(c)} now {now} keys it does not declare: {shown}",
+        )
+    return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)}: {shown}")
+
+
+def _extra_shown(value: Any) -> str:
+    """additionalProperties for a message: a schema is named, not printed (it may be large)."""
+    return "a schema" if isinstance(value, dict) else _shown(value)
 
 
 def _default(c: SchemaContext) -> Finding:

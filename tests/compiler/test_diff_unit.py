@@ -662,3 +662,88 @@ def test_a_split_into_hundreds_of_members_is_said_in_one_bounded_line() -> None:
         "parameter 'o' got narrower: it now accepts only oneOf[0] or the 499 members after it, "
         "up to oneOf[499] (it accepted any object); an empty object is rejected"
     )
+
+
+# --- outside review on real pairs (github-mcp-server snapshots, reference servers) -----------
+
+
+def test_a_whole_properties_added_names_which_parameters_are_required() -> None:
+    """server-filesystem 2025.8.21 -> 2025.12.18: read_file's schema gained path (required), head
+    and tail (optional) at once; only path is one a caller must now send."""
+    params = {"path": {"type": "string"}, "head": {"type": "number"}, "tail": {"type": "number"}}
+    found = reviewed(
+        {"inputSchema": {"type": "object"}},
+        {"inputSchema": {"type": "object", "properties": params, "required": ["path"]}},
+    )
+    assert found["Input schema / properties"] == (
+        "PARAM_ADDED_REQUIRED",
+        "parameters added: path as required, head, tail as optional",
+    )
+    assert found["Input schema / required"] == (
+        "REQUIRED_CHANGED",
+        "required now lists the new parameters: path",
+    )
+
+
+def test_a_hint_written_out_at_its_default_is_said_as_itself() -> None:
+    """github-mcp-server add_issue_comment_reaction: idempotentHint and readOnlyHint written out
+    as false while the title changed. Each hint is its own no-op finding naming it; the title
+    change is the title's finding, not one labelled with a hint's path."""
+    before = {"inputSchema": {"type": "object"}, "annotations": {"title": "Add Issue Comment Reaction"}}
+    after = {
+        "inputSchema": {"type": "object"},
+        "annotations": {
+            "title": "Add Reaction to Issue Comment",
+            "idempotentHint": False,
+            "readOnlyHint": False,
+        },
+    }
+    found = reviewed(before, after)
+    assert found["Annotations / idempotentHint"] == (
+        "ANNOTATION_CHANGED",
+        "idempotentHint (none) -> false: absent means false, so the effective hints are the same",
+    )
+    assert found["Annotations / readOnlyHint"][0] == "ANNOTATION_CHANGED"
+    assert found["Annotations / title"][0] == "TITLE_CHANGED"
+    removed = reviewed({**before, "annotations": {"readOnlyHint": False}}, {**before, "annotations": {}})
+    assert removed["Annotations / readOnlyHint"][1] == (
+        "readOnlyHint false -> (none): absent means false, so the effective hints are the same"
+    )
+
+
+def test_annotations_added_at_their_defaults_name_them() -> None:
+    """server-filesystem edit_file: annotations added with every hint at MCP's default."""
+    hints = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False}
+    found = reviewed(
+        {"inputSchema": {"type": "object"}}, {"inputSchema": {"type": "object"}, "annotations": hints}
+    )
+    assert found["Annotations"] == (
+        "ANNOTATION_CHANGED",
+        "annotations added: readOnlyHint false, destructiveHint true, idempotentHint false written out, "
+        "the values MCP assumes when absent; effective hints are the same",
+    )
+
+
+def test_an_empty_required_dropped_changes_nothing() -> None:
+    """server-filesystem list_allowed_directories: `required: []` dropped lists no new parameter."""
+    for direction, section in (("inputSchema", "Input schema"), ("outputSchema", "Output schema")):
+        found = reviewed(
+            {direction: {"type": "object", "properties": {}, "required": []}},
+            {direction: {"type": "object", "properties": {}}},
+        )
+        what = "input" if direction == "inputSchema" else "output"
+        assert found[f"{section} / required"] == (
+            "SCHEMA_RESTRUCTURED",
+            f"{what}: an empty 'required' was removed; nothing changes",
+        )
+
+
+def test_additional_properties_false_dropped_says_extra_keys_are_accepted() -> None:
+    """server-everything echo: `additionalProperties: false` dropped from the input."""
+    closed = {"type": "object", "properties": {"m": {"type": "string"}}, "additionalProperties": False}
+    opened = {"type": "object", "properties": {"m": {"type": "string"}}}
+    found = reviewed({"inputSchema": closed}, {"inputSchema": opened})
+    assert found["Input schema / additionalProperties"] == (
+        "ADDITIONAL_PROPERTIES_CHANGED",
+        "input now accepts keys it does not declare: additionalProperties false -> (none)",
+    )
