@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from lynxc.compiler.review.compare import review_pair
@@ -746,4 +747,47 @@ def test_additional_properties_false_dropped_says_extra_keys_are_accepted() -> N
     assert found["Input schema / additionalProperties"] == (
         "ADDITIONAL_PROPERTIES_CHANGED",
         "input now accepts keys it does not declare: additionalProperties false -> (none)",
+    )
+
+
+def test_hostile_schemas_are_judged_quickly_in_bounded_messages() -> None:
+    """A 5,000-member anyOf rewritten, 1 MB descriptions, and `$ref`s that only point at each
+    other: each pair is judged in well under a second of work, in messages of bounded length."""
+
+    def members(start: int) -> dict:
+        keyed = [
+            {"type": "object", "properties": {"k": {"const": i}}, "required": ["k"]}
+            for i in range(start, start + 5000)
+        ]
+        return {"inputSchema": {"type": "object", "properties": {"x": {"anyOf": keyed}}}}
+
+    def described(text: str) -> dict:
+        return {
+            "description": text,
+            "inputSchema": {"type": "object", "properties": {"x": {"type": "string", "description": text}}},
+        }
+
+    def cyclic(target: str) -> dict:
+        defs = {
+            "a": {"$ref": "#/$defs/b"},
+            "b": {"$ref": "#/$defs/a"},
+            "n": {"properties": {"self": {"$ref": "#/$defs/n"}}},
+        }
+        return {"inputSchema": {"type": "object", "$defs": defs, "properties": {"x": {"$ref": target}}}}
+
+    plain = {"inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}
+    pairs = [
+        (plain, members(0)),
+        (members(0), members(1)),
+        (described("a" * 1_000_000), described("a" * 999_999 + "b")),
+        (plain, cyclic("#/$defs/a")),
+        (cyclic("#/$defs/a"), cyclic("#")),
+    ]
+    for old, new in pairs:
+        started = time.process_time()
+        found = reviewed(old, new)
+        assert time.process_time() - started < 5
+        assert found and all(len(message) < 1000 for _, message in found.values())
+    assert (
+        reviewed(members(0), members(1))["Input schema / properties / x / anyOf"][0] == "ENUM_VALUE_REMOVED"
     )
