@@ -570,7 +570,7 @@ def _simple(rule: str, what: str) -> Callable[[SchemaContext], Finding]:
 
 
 def _other(c: SchemaContext) -> Finding:
-    return Finding(c.change, "SCHEMA_CHANGED", f"{_owner(c)}: '{c.keyword}' changed")
+    return Finding(c.change, "SCHEMA_CHANGED", f"{_owner(c)}: '{c.keyword}' {c.change.op}; review it")
 
 
 _KEYWORD_HANDLERS: Mapping[str, Callable[[SchemaContext], Finding]] = {

@@ -791,3 +791,23 @@ def test_hostile_schemas_are_judged_quickly_in_bounded_messages() -> None:
     assert (
         reviewed(members(0), members(1))["Input schema / properties / x / anyOf"][0] == "ENUM_VALUE_REMOVED"
     )
+
+
+def test_an_unknown_keyword_says_whether_it_came_or_went() -> None:
+    """github-mcp-server fork_repository: `x-mcp-header` added to owner and repo."""
+    plain = {"inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}}}}
+    header = {
+        "inputSchema": {
+            "type": "object",
+            "properties": {"owner": {"type": "string", "x-mcp-header": "owner"}},
+        }
+    }
+    path = "Input schema / properties / owner / x-mcp-header"
+    assert reviewed(plain, header)[path] == (
+        "SCHEMA_CHANGED",
+        "parameter 'owner': 'x-mcp-header' added; review it",
+    )
+    assert reviewed(header, plain)[path] == (
+        "SCHEMA_CHANGED",
+        "parameter 'owner': 'x-mcp-header' removed; review it",
+    )
