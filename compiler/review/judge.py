@@ -29,7 +29,7 @@ from .judge_combinators import (
     type_change,
     value_shift,
 )
-from .judge_context import LEVELS, Direction, Finding, Level, SchemaContext
+from .judge_context import DEFINITION_KEYWORDS, LEVELS, Direction, Finding, Level, SchemaContext
 from .judge_context import owner as _owner
 from .judge_dependencies import DEPENDENCY_KEYWORDS, judge_dependency
 from .judge_overlap import said_by
@@ -103,7 +103,14 @@ def _locate(path: tuple[str, ...]) -> tuple[int, str | None, tuple[str, ...]]:
     description keyword; past a plain keyword (`default / a`) the path is data."""
     starts = node_starts(path)
     index = starts[-1]
-    owners = tuple(path[i + 1] for i in starts[:-1] if path[i] == "properties")
+    owners: tuple[str, ...] = ()
+    for i in starts[:-1]:
+        if path[i] == "properties":
+            owners = (*owners, path[i + 1])
+        elif path[i] in DEFINITION_KEYWORDS:
+            # A definition is reached only through a `$ref`: name it as the ref does, and the
+            # properties under it from there.
+            owners = (f"#/{path[i]}/{path[i + 1]}",)
     if index + 2 == len(path) and path[index] in NAMED_KEYWORDS:
         return index, path[index + 1], owners
     return index, None, owners

@@ -811,3 +811,32 @@ def test_an_unknown_keyword_says_whether_it_came_or_went() -> None:
         "SCHEMA_CHANGED",
         "parameter 'owner': 'x-mcp-header' removed; review it",
     )
+
+
+def test_a_change_inside_a_definition_names_the_definition() -> None:
+    """A property added under `$defs` is not a top-level parameter: say which definition holds it."""
+
+    def defs(node: dict) -> dict:
+        return {
+            "inputSchema": {
+                "type": "object",
+                "$defs": {"n": node},
+                "properties": {"y": {"$ref": "#/$defs/n"}},
+            }
+        }
+
+    loose = defs({"type": "object", "properties": {"a": {"type": "string"}}})
+    strict = defs(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "z": {"type": "string"}},
+            "required": ["z"],
+        }
+    )
+    found = reviewed(loose, strict)
+    assert found["Input schema / $defs / n / properties / z"] == (
+        "PARAM_ADDED_REQUIRED",
+        "parameter 'z' in #/$defs/n added as required",
+    )
+    retyped = reviewed(defs({"type": "string"}), defs({"type": "integer"}))
+    assert retyped["Input schema / $defs / n / type"][1].startswith("input definition #/$defs/n: ")
