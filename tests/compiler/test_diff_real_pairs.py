@@ -138,3 +138,26 @@ def test_hostile_schemas_are_judged_quickly_in_bounded_messages() -> None:
     assert (
         reviewed(members(0), members(1))["Input schema / properties / x / anyOf"][0] == "ENUM_VALUE_REMOVED"
     )
+
+
+def test_a_type_widened_or_narrowed_names_the_types_that_moved() -> None:
+    """github-mcp-server 0.1.1 -> 0.2.0, create_pull_request_review: `comments[].line` went from
+    number to [number, null]; say which type came, not only that there are more."""
+
+    def line(kind: object, direction: str = "inputSchema") -> dict:
+        return {direction: {**OBJECT, "properties": {"line": {"type": kind}}}}
+
+    path = "Input schema / properties / line / type"
+    assert reviewed(line("number"), line(["number", "null"]))[path] == (
+        "PARAM_TYPE_WIDENED",
+        "parameter 'line' accepts more types (now also null)",
+    )
+    assert reviewed(line(["string", "array"]), line("string"))[path] == (
+        "PARAM_TYPE_NARROWED",
+        "parameter 'line' accepts fewer types (no longer array)",
+    )
+    output = reviewed(line("number", "outputSchema"), line(["number", "null"], "outputSchema"))
+    assert output["Output schema / properties / line / type"] == (
+        "OUTPUT_TYPE_WIDENED",
+        "output field 'line' may return types it did not before (now also null)",
+    )
