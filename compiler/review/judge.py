@@ -44,7 +44,12 @@ from .schema_alternatives import (
     listed_values,
     node_starts,
 )
-from .tool_fields import annotations_without_hints, judge_tool_field, judges_tool_field
+from .tool_fields import (
+    annotation_title_moved,
+    annotations_without_hints,
+    judge_tool_field,
+    judges_tool_field,
+)
 
 __all__ = ["LEVELS", "Finding", "Level", "judge"]
 
@@ -152,6 +157,10 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
         if before != after:
             rule, why = _HINT_RULES[(hint, bool(after))]
             moved.append((rule, f"{hint} {json.dumps(before)} -> {json.dumps(after)}: {why}"))
+    if len(change.path) == 1 and moved:
+        # `annotations` added or removed whole: its display title came or went with the hints.
+        title = annotation_title_moved(old_tool, new_tool)
+        moved += [("TITLE_CHANGED", title)] if title else []
     if not moved:
         if len(change.path) > 1 and change.path[1] in _HINT_DEFAULTS:
             return _hint_same(change, _HINT_DEFAULTS[change.path[1]])

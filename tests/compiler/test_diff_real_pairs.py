@@ -161,3 +161,17 @@ def test_a_type_widened_or_narrowed_names_the_types_that_moved() -> None:
         "OUTPUT_TYPE_WIDENED",
         "output field 'line' may return types it did not before (now also null)",
     )
+
+
+def test_annotations_added_whole_say_their_title_beside_the_hints() -> None:
+    """github-mcp-server 0.2.1 -> 0.3.0, get_commit: annotations added as a whole with
+    readOnlyHint true and a display title; the one finding says both."""
+    found = reviewed(
+        {"inputSchema": OBJECT},
+        {"inputSchema": OBJECT, "annotations": {"title": "Get commit details", "readOnlyHint": True}},
+    )
+    assert found["Annotations"] == (
+        "READ_ONLY_HINT_ADDED",
+        "readOnlyHint false -> true: the tool now declares it is read-only; "
+        'display title annotations.title (none) -> "Get commit details"',
+    )
