@@ -19,6 +19,7 @@ from typing import Any
 
 from ..rules import RULES
 from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change, diff_schemas
+from .judge_bounds import RANGE_KEYWORDS, BoundSide, Moved, bound_moved, shown_bound
 from .judge_combinators import (
     as_set,
     judge_combinator,
@@ -462,18 +463,15 @@ _BOUNDS: Mapping[str, tuple[str, str, bool]] = {
 
 def _bound(c: SchemaContext) -> Finding:
     tighter_rule, looser_rule, larger_is_tighter = _BOUNDS[c.keyword]
-    old, new = c.change.before, c.change.after
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new))
-    if old is MISSING:
-        tightened = True  # a new bound where there was none
-    elif new is MISSING:
-        tightened = False
-    elif numeric:
-        tightened = (new > old) if larger_is_tighter else (new < old)
-    else:
+    side = RANGE_KEYWORDS.get(c.keyword)
+    judged = _range_moved(c, side) if side is not None else _limit_moved(c, larger_is_tighter)
+    if judged is None:
         return _other(c)
-    shown = f"{c.keyword} {_shown(old)} -> {_shown(new)}"
+    moved, shown = judged
     owner = _owner(c)
+    if moved == "same":
+        return Finding(c.change, "SCHEMA_RESTRUCTURED", f"{owner}: {shown}; it admits the same values")
+    tightened = moved == "tighter"
     if c.direction == "input":
         if tightened:
             return Finding(c.change, tighter_rule, f"{owner} accepts less: {shown}")
@@ -483,6 +481,31 @@ def _bound(c: SchemaContext) -> Finding:
     return Finding(
         c.change, "OUTPUT_RANGE_WIDENED", f"{owner} may return values outside the old range: {shown}"
     )
+
+
+def _range_moved(c: SchemaContext, side: BoundSide) -> tuple[Moved, str] | None:
+    """A numeric range bound judged whole (every keyword that sets it, on both sides): one
+    rewritten in another keyword is said once, by the same words from each entry, and only as
+    far as the values it admits moved."""
+    old_node, new_node = c.node("old", c.parent), c.node("new", c.parent)
+    moved = bound_moved(old_node, new_node, side)
+    if moved is None:
+        return None
+    return moved, shown_bound(old_node, new_node, side)
+
+
+def _limit_moved(c: SchemaContext, larger_is_tighter: bool) -> tuple[Moved, str] | None:
+    """A length or item count limit: one keyword, compared value to value."""
+    old, new = c.change.before, c.change.after
+    if old is MISSING:
+        tightened = True  # a new limit where there was none
+    elif new is MISSING:
+        tightened = False
+    elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new)):
+        tightened = (new > old) if larger_is_tighter else (new < old)
+    else:
+        return None
+    return ("tighter" if tightened else "looser"), f"{c.keyword} {_shown(old)} -> {_shown(new)}"
 
 
 def _shown(value: Any) -> str:

@@ -175,3 +175,42 @@ def test_annotations_added_whole_say_their_title_beside_the_hints() -> None:
         "readOnlyHint false -> true: the tool now declares it is read-only; "
         'display title annotations.title (none) -> "Get commit details"',
     )
+
+
+def test_a_range_bound_rewritten_in_another_keyword_is_judged_by_what_it_admits() -> None:
+    """mcp-server-fetch 2026.8.18 -> 2026.10.10: the integer `max_length` went from
+    exclusiveMinimum 0 / exclusiveMaximum 1000000 to minimum 1 / maximum 999999. The same
+    integers pass: no bound moved, and each bound is one finding, not a removal and an addition."""
+
+    def max_length(kind: str, **bounds: object) -> dict:
+        return {"inputSchema": {**OBJECT, "properties": {"max_length": {"type": kind, **bounds}}}}
+
+    before = max_length("integer", exclusiveMinimum=0, exclusiveMaximum=1000000)
+    after = max_length("integer", minimum=1, maximum=999999)
+    assert reviewed(before, after) == {
+        "Input schema / properties / max_length / exclusiveMaximum": (
+            "SCHEMA_RESTRUCTURED",
+            "parameter 'max_length': exclusiveMaximum 1000000 -> maximum 999999; it admits the same values",
+        ),
+        "Input schema / properties / max_length / exclusiveMinimum": (
+            "SCHEMA_RESTRUCTURED",
+            "parameter 'max_length': exclusiveMinimum 0 -> minimum 1; it admits the same values",
+        ),
+    }
+    # Over numbers the same rewrite does move the bound: 999999.5 was accepted and is not now.
+    path = "Input schema / properties / max_length / exclusiveMaximum"
+    narrowed = reviewed(max_length("number", exclusiveMaximum=1000000), max_length("number", maximum=999999))
+    assert narrowed[path] == (
+        "MAXIMUM_DECREASED",
+        "parameter 'max_length' accepts less: exclusiveMaximum 1000000 -> maximum 999999",
+    )
+    widened = reviewed(max_length("number", exclusiveMaximum=10), max_length("number", maximum=10))
+    assert widened[path][0] == "MAXIMUM_INCREASED"
+    # Draft 4 writes exclusiveness as a boolean beside maximum: dropping it admits the bound itself.
+    draft4 = reviewed(
+        max_length("number", maximum=10, exclusiveMaximum=True), max_length("number", maximum=10)
+    )
+    assert draft4[path] == (
+        "MAXIMUM_INCREASED",
+        "parameter 'max_length' accepts more: maximum 10, exclusiveMaximum true -> maximum 10",
+    )
