@@ -19,6 +19,7 @@ from typing import Any
 
 from ..rules import RULES
 from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change, diff_schemas
+from .judge_bounds import RANGE_KEYWORDS, BoundSide, Moved, bound_moved, shown_bound
 from .judge_combinators import (
     as_set,
     judge_combinator,
@@ -29,7 +30,7 @@ from .judge_combinators import (
     type_change,
     value_shift,
 )
-from .judge_context import LEVELS, Direction, Finding, Level, SchemaContext
+from .judge_context import DEFINITION_KEYWORDS, LEVELS, Direction, Finding, Level, SchemaContext
 from .judge_context import owner as _owner
 from .judge_dependencies import DEPENDENCY_KEYWORDS, judge_dependency
 from .judge_overlap import said_by
@@ -44,7 +45,12 @@ from .schema_alternatives import (
     listed_values,
     node_starts,
 )
-from .tool_fields import annotations_without_hints, judge_tool_field, judges_tool_field
+from .tool_fields import (
+    annotation_title_moved,
+    annotations_without_hints,
+    judge_tool_field,
+    judges_tool_field,
+)
 
 __all__ = ["LEVELS", "Finding", "Level", "judge"]
 
@@ -103,7 +109,14 @@ def _locate(path: tuple[str, ...]) -> tuple[int, str | None, tuple[str, ...]]:
     description keyword; past a plain keyword (`default / a`) the path is data."""
     starts = node_starts(path)
     index = starts[-1]
-    owners = tuple(path[i + 1] for i in starts[:-1] if path[i] == "properties")
+    owners: tuple[str, ...] = ()
+    for i in starts[:-1]:
+        if path[i] == "properties":
+            owners = (*owners, path[i + 1])
+        elif path[i] in DEFINITION_KEYWORDS:
+            # A definition is reached only through a `$ref`: name it as the ref does, and the
+            # properties under it from there.
+            owners = (f"#/{path[i]}/{path[i + 1]}",)
     if index + 2 == len(path) and path[index] in NAMED_KEYWORDS:
         return index, path[index + 1], owners
     return index, None, owners
@@ -145,10 +158,27 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
         if before != after:
             rule, why = _HINT_RULES[(hint, bool(after))]
             moved.append((rule, f"{hint} {json.dumps(before)} -> {json.dumps(after)}: {why}"))
+    if len(change.path) == 1 and moved:
+        # `annotations` added or removed whole: its display title came or went with the hints.
+        title = annotation_title_moved(old_tool, new_tool)
+        moved += [("TITLE_CHANGED", title)] if title else []
     if not moved:
-        return annotations_without_hints(change, old_tool, new_tool)
+        if len(change.path) > 1 and change.path[1] in _HINT_DEFAULTS:
+            return _hint_same(change, _HINT_DEFAULTS[change.path[1]])
+        return annotations_without_hints(change, old_tool, new_tool, _HINT_DEFAULTS)
     worst = min(moved, key=lambda item: LEVELS.index(RULES[item[0]].severity))  # type: ignore[arg-type]
     return Finding(change, worst[0], "; ".join(text for _, text in moved))
+
+
+def _hint_same(change: Change, default: bool) -> Finding:
+    """One hint written out, or dropped, at the value MCP assumes when it is absent: say which
+    hint, not a title or another sibling that moved in the same release."""
+    shown = " -> ".join("(none)" if v is MISSING else json.dumps(v) for v in (change.before, change.after))
+    return Finding(
+        change,
+        "ANNOTATION_CHANGED",
+        f"{change.path[1]} {shown}: absent means {json.dumps(default)}, so the effective hints are the same",
+    )
 
 
 # --- schemas ------------------------------------------------------------------------------
@@ -346,7 +376,8 @@ def _required(c: SchemaContext) -> Finding:
             added, removed = ", ".join(sorted(new - old)), ", ".join(sorted(old - new))
             follows = f"added ({added}) and removed ({removed})" if added else f"removed ({removed})"
             return Finding(c.change, "REQUIRED_CHANGED", f"required follows the parameters {follows}")
-        return Finding(c.change, "REQUIRED_CHANGED", "required now lists the new parameters")
+        listed = f": {', '.join(sorted(new - old))}" if new - old else ""
+        return Finding(c.change, "REQUIRED_CHANGED", f"required now lists the new parameters{listed}")
     if old - new:
         dropped = ", ".join(sorted(old - new))
         return Finding(c.change, "OUTPUT_REQUIRED_REMOVED", f"no longer guaranteed in the output: {dropped}")
@@ -454,18 +485,15 @@ _BOUNDS: Mapping[str, tuple[str, str, bool]] = {
 
 def _bound(c: SchemaContext) -> Finding:
     tighter_rule, looser_rule, larger_is_tighter = _BOUNDS[c.keyword]
-    old, new = c.change.before, c.change.after
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new))
-    if old is MISSING:
-        tightened = True  # a new bound where there was none
-    elif new is MISSING:
-        tightened = False
-    elif numeric:
-        tightened = (new > old) if larger_is_tighter else (new < old)
-    else:
+    side = RANGE_KEYWORDS.get(c.keyword)
+    judged = _range_moved(c, side) if side is not None else _limit_moved(c, larger_is_tighter)
+    if judged is None:
         return _other(c)
-    shown = f"{c.keyword} {_shown(old)} -> {_shown(new)}"
+    moved, shown = judged
     owner = _owner(c)
+    if moved == "same":
+        return Finding(c.change, "SCHEMA_RESTRUCTURED", f"{owner}: {shown}; it admits the same values")
+    tightened = moved == "tighter"
     if c.direction == "input":
         if tightened:
             return Finding(c.change, tighter_rule, f"{owner} accepts less: {shown}")
@@ -475,6 +503,31 @@ def _bound(c: SchemaContext) -> Finding:
     return Finding(
         c.change, "OUTPUT_RANGE_WIDENED", f"{owner} may return values outside the old range: {shown}"
     )
+
+
+def _range_moved(c: SchemaContext, side: BoundSide) -> tuple[Moved, str] | None:
+    """A numeric range bound judged whole (every keyword that sets it, on both sides): one
+    rewritten in another keyword is said once, by the same words from each entry, and only as
+    far as the values it admits moved."""
+    old_node, new_node = c.node("old", c.parent), c.node("new", c.parent)
+    moved = bound_moved(old_node, new_node, side)
+    if moved is None:
+        return None
+    return moved, shown_bound(old_node, new_node, side)
+
+
+def _limit_moved(c: SchemaContext, larger_is_tighter: bool) -> tuple[Moved, str] | None:
+    """A length or item count limit: one keyword, compared value to value."""
+    old, new = c.change.before, c.change.after
+    if old is MISSING:
+        tightened = True  # a new limit where there was none
+    elif new is MISSING:
+        tightened = False
+    elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new)):
+        tightened = (new > old) if larger_is_tighter else (new < old)
+    else:
+        return None
+    return ("tighter" if tightened else "looser"), f"{c.keyword} {_shown(old)} -> {_shown(new)}"
 
 
 def _shown(value: Any) -> str:
@@ -554,7 +607,7 @@ def _simple(rule: str, what: str) -> Callable[[SchemaContext], Finding]:
 
 
 def _other(c: SchemaContext) -> Finding:
-    return Finding(c.change, "SCHEMA_CHANGED", f"{_owner(c)}: '{c.keyword}' changed")
+    return Finding(c.change, "SCHEMA_CHANGED", f"{_owner(c)}: '{c.keyword}' {c.change.op}; review it")
 
 
 _KEYWORD_HANDLERS: Mapping[str, Callable[[SchemaContext], Finding]] = {

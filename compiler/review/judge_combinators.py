@@ -65,7 +65,18 @@ def type_change(
         how = "changed"
     rule, said = _TYPE_RULES[c.direction, how]
     who = owner(c)
-    return Finding(c.change, rule, f"{who}: {shift}" if shift else f"{who} {said}")
+    return Finding(c.change, rule, f"{who}: {shift}" if shift else f"{who} {said}{_types_moved(old, new)}")
+
+
+def _types_moved(old: frozenset[str] | None, new: frozenset[str] | None) -> str:
+    """' (now also null)': which JSON types came and went, when both sides name theirs."""
+    if old is None or new is None:
+        return ""
+    gained, lost = sorted(new - old), sorted(old - new)
+    moved = ([f"now also {', '.join(gained)}"] if gained else []) + (
+        [f"no longer {', '.join(lost)}"] if lost else []
+    )
+    return f" ({'; '.join(moved)})" if moved else ""
 
 
 def value_shift(c: SchemaContext) -> str | None:

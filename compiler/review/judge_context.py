@@ -60,11 +60,21 @@ class SchemaContext:
         return node
 
 
+DEFINITION_KEYWORDS = frozenset({"$defs", "definitions"})
+
+
 def owner(c: SchemaContext) -> str:
-    """'parameter x' / 'output field a.b (anyOf[1])' for messages."""
+    """'parameter x' / 'output field a.b (anyOf[1])' / 'parameter x in #/$defs/d' for messages."""
     names = (*c.owner_names, c.member) if c.member and c.keyword == "properties" else c.owner_names
+    where = ""
+    if names and names[0].startswith("#/"):
+        where, names = names[0], names[1:]
     what = "parameter" if c.direction == "input" else "output field"
-    text = f"{what} '{'.'.join(names)}'" if names else ("input" if c.direction == "input" else "output")
+    side = "input" if c.direction == "input" else "output"
+    if names:
+        text = f"{what} '{'.'.join(names)}'" + (f" in {where}" if where else "")
+    else:
+        text = f"{side} definition {where}" if where else side
     return f"{text} ({c.label})" if c.label else text
 
 

@@ -250,21 +250,39 @@ def _icon_value(value: Any) -> str:
 
 
 def _annotation_title(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]) -> Finding:
-    """MCP display precedence is title, then annotations.title, then name."""
-    before, after = (_shown(_annotations(tool).get("title", MISSING)) for tool in (old_tool, new_tool))
+    return Finding(change, "TITLE_CHANGED", annotation_title_moved(old_tool, new_tool) or "")
+
+
+def annotation_title_moved(old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]) -> str | None:
+    """What became of annotations.title, or None when it stayed. MCP display precedence is
+    title, then annotations.title, then name."""
+    before, after = (_annotations(tool).get("title", MISSING) for tool in (old_tool, new_tool))
+    if same_json(before, after):
+        return None
     titled = new_tool.get("title") or old_tool.get("title")
     shown = " (shown only where the tool has no title)" if titled else ""
-    return Finding(change, "TITLE_CHANGED", f"display title annotations.title {before} -> {after}{shown}")
+    return f"display title annotations.title {_shown(before)} -> {_shown(after)}{shown}"
 
 
 def annotations_without_hints(
-    change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]
+    change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any], defaults: Mapping[str, bool]
 ) -> Finding:
     """`annotations` changed as a whole and no hint's effective value moved: its display title
-    may have, which is what a reviewer should read, not the shape of the object."""
-    if not same_json(*(_annotations(tool).get("title", MISSING) for tool in (old_tool, new_tool))):
+    may have, which is what a reviewer should read, not the shape of the object. Otherwise name
+    the hints written out (or dropped) at the values MCP assumes when they are absent."""
+    if annotation_title_moved(old_tool, new_tool) is not None:
         return _annotation_title(change, old_tool, new_tool)
-    return Finding(change, "ANNOTATION_CHANGED", "annotations changed; effective hints are the same")
+    side = _annotations(new_tool if change.op == "added" else old_tool)
+    written = [f"{hint} {_shown(side[hint])}" for hint in defaults if hint in side]
+    if not written:
+        return Finding(change, "ANNOTATION_CHANGED", f"annotations {change.op}; effective hints are the same")
+    verb = "written out" if change.op == "added" else "dropped"
+    return Finding(
+        change,
+        "ANNOTATION_CHANGED",
+        f"annotations {change.op}: {', '.join(written)} {verb}, the values MCP assumes when absent; "
+        "effective hints are the same",
+    )
 
 
 def _annotations(tool: Mapping[str, Any]) -> Mapping[str, Any]:
