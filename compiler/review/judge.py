@@ -547,8 +547,9 @@ def _additional(c: SchemaContext) -> Finding:
     old, new = c.change.before, c.change.after
     restricted = new is False or (new is not MISSING and old in (MISSING, True))
     if c.direction == "input" and restricted:
-        return Finding(c.change, "ADDITIONAL_PROPERTIES_RESTRICTED", f"{_owner(c)} rejects extra keys")
-    shown = f"additionalProperties {_shown(old)} -> {_shown(new)}"
+        what = "rejects extra keys" if new is False else "checks extra keys against a schema"
+        return Finding(c.change, "ADDITIONAL_PROPERTIES_RESTRICTED", f"{_owner(c)} {what}")
+    shown = f"additionalProperties {_extra_keys_shown(old)} -> {_extra_keys_shown(new)}"
     if old is False and new in (MISSING, True):
         effect = "accepts extra keys again" if c.direction == "input" else "may hold keys it does not declare"
         return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)} {effect} ({shown})")
@@ -559,6 +560,12 @@ def _additional(c: SchemaContext) -> Finding:
             f"{_owner(c)} now holds only the keys it declares ({shown})",
         )
     return Finding(c.change, "ADDITIONAL_PROPERTIES_CHANGED", f"{_owner(c)}: {shown}")
+
+
+def _extra_keys_shown(value: Any) -> str:
+    """`false`, `(none)`, or `a schema`: a schema's text can be any size, and the change's own
+    values show it."""
+    return "a schema" if isinstance(value, dict) and value else _shown(value)
 
 
 def _default(c: SchemaContext) -> Finding:

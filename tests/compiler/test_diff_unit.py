@@ -749,3 +749,15 @@ def test_additional_properties_messages_say_what_the_object_does_with_extra_keys
             "output now holds only the keys it declares (additionalProperties (none) -> false)",
         ): "info",
     }
+
+
+def test_a_schema_for_extra_keys_is_named_not_printed() -> None:
+    big = {"type": "string", "description": "x" * 100_000}
+    old, new = tool({}), tool({})
+    new["inputSchema"]["additionalProperties"] = big
+    (change,) = diff_tools([old], [new])
+    assert judge(change, old, new).message == "input checks extra keys against a schema"
+    old["inputSchema"]["additionalProperties"] = {"type": "string"}
+    (change,) = diff_tools([old], [new])
+    found = judge(change, old, new)
+    assert len(found.message) < 200, found.message
