@@ -61,7 +61,11 @@ def test_markdown_puts_breaking_then_warnings_then_a_table_and_folds_no_ops() ->
     # Three identical no-ops are one row naming the three tools, without any JSON.
     (row,) = [line for line in markdown.splitlines() if "ANNOTATION_CHANGED" in line]
     assert row.startswith("| `alpha`, `beta`, `gamma` | added `Annotations` |")
-    assert "```" not in markdown and "openWorldHint" not in markdown
+    assert "```" not in markdown and '{"openWorldHint": true}' not in markdown
+    assert row.endswith(
+        "| annotations added: openWorldHint true written out, the values MCP assumes when absent; "
+        "effective hints are the same |"
+    )
     # The warning shows what changed, word-diff style.
     assert "> <del>10</del><ins>20</ins>" in markdown
 
@@ -72,7 +76,10 @@ def test_text_orders_and_folds_the_same_way() -> None:
     assert rules == ["PARAM_REMOVED:", "DEFAULT_CHANGED:", "ANNOTATION_CHANGED:"]
     folded = lines.index("    info     ANNOTATION_CHANGED: added Annotations in 3 tools")
     assert lines[folded + 1].strip() == "alpha, beta, gamma"
-    assert lines[folded + 2].strip() == "annotations changed; effective hints are the same"
+    assert lines[folded + 2].strip() == (
+        "annotations added: openWorldHint true written out, the values MCP assumes when absent; "
+        "effective hints are the same"
+    )
     assert len(lines) == folded + 3  # no values under a no-op
     assert "             ~ [-10-]{+20+}" in lines
 
