@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..rules import RULES
 from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change, diff_schemas
 from .judge_bounds import RANGE_KEYWORDS, BoundSide, Moved, bound_moved, shown_bound
 from .judge_combinators import (
@@ -30,7 +29,7 @@ from .judge_combinators import (
     type_change,
     value_shift,
 )
-from .judge_context import DEFINITION_KEYWORDS, LEVELS, Direction, Finding, Level, SchemaContext
+from .judge_context import DEFINITION_KEYWORDS, LEVELS, Direction, Finding, Level, SchemaContext, worst_of
 from .judge_context import owner as _owner
 from .judge_dependencies import DEPENDENCY_KEYWORDS, judge_dependency
 from .judge_overlap import said_by
@@ -166,8 +165,7 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
         if len(change.path) > 1 and change.path[1] in _HINT_DEFAULTS:
             return _hint_same(change, _HINT_DEFAULTS[change.path[1]])
         return annotations_without_hints(change, old_tool, new_tool, _HINT_DEFAULTS)
-    worst = min(moved, key=lambda item: LEVELS.index(RULES[item[0]].severity))  # type: ignore[arg-type]
-    return Finding(change, worst[0], "; ".join(text for _, text in moved))
+    return worst_of(change, moved)
 
 
 def _hint_same(change: Change, default: bool) -> Finding:

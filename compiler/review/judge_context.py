@@ -121,3 +121,10 @@ def _sayer(finding: Finding, by_path: dict[tuple[str, str], Finding]) -> Finding
             break
         finding = found
     return finding
+
+
+def worst_of(change: Change, moved: list[tuple[str, str]]) -> Finding:
+    """One finding for a change that moves several things, as (rule, reason) pairs: the most
+    severe rule, every reason."""
+    rule = min((rule for rule, _ in moved), key=lambda rule: LEVELS.index(RULES[rule].severity))  # type: ignore[arg-type]
+    return Finding(change, rule, "; ".join(text for _, text in moved))

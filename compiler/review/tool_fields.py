@@ -15,9 +15,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..rules import RULES
 from .diff import MISSING, UNKNOWN_FIELD, Change, same_json
-from .judge_context import LEVELS, Finding
+from .judge_context import Finding, worst_of
 from .schema_alternatives import canonical
 
 # --- execution ----------------------------------------------------------------------------
@@ -142,7 +141,7 @@ def _meta(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, An
         note = f"; the tool's UI is now given, and judged, as {_keys(holder)}"
     found = [item for item in moved if item is not None]
     if found:
-        return _worst(change, found)
+        return worst_of(change, found)
     if moved and not note:
         note = "; the tool's MCP Apps UI and visibility are the same"
     return Finding(change, "META_CHANGED", f"_meta key {_keys(keys) or '(whole)'} {change.op}{note}")
@@ -305,12 +304,6 @@ def _unknown(change: Change, what: str | None = None) -> Finding:
 
 def _keys(keys: tuple[str, ...]) -> str:
     return _short(" / ".join(keys))
-
-
-def _worst(change: Change, moved: list[tuple[str, str]]) -> Finding:
-    """One finding for a change that moves several things: the most severe rule, every reason."""
-    rule = min((rule for rule, _ in moved), key=lambda rule: LEVELS.index(RULES[rule].severity))  # type: ignore[arg-type]
-    return Finding(change, rule, "; ".join(text for _, text in moved))
 
 
 _JUDGES: Mapping[str, Callable[[Change, Mapping[str, Any], Mapping[str, Any]], Finding]] = {
