@@ -172,6 +172,8 @@ def test_the_same_seed_gives_the_same_rows(postgres_server: PostgresServer, pagi
     try:
         with postgres_server.connect(again) as conn:
             pagila.load(conn, rentals=TEST_RENTALS, seed=TEST_SEED)
+            # the dump empties search_path for its session: the load leaves the defaults behind
+            assert scalar(conn, "SHOW search_path") == '"$user", public'
             reloaded = content_hashes(conn)
         with psycopg.connect(pagila_db) as conn:
             assert content_hashes(conn) == reloaded
@@ -201,7 +203,8 @@ def test_a_prepared_statement_describes_its_parameters_and_columns(pagila_db: st
     with psycopg.connect(pagila_db) as conn:
         pgconn = conn.pgconn
         sql = (
-            b"SELECT f.title, f.rating, f.special_features, f.rental_rate, count(r.rental_id) AS n"
+            b"SELECT f.title, f.rating, f.special_features, f.rental_rate, f.release_year,"
+            b" count(r.rental_id) AS n"
             b" FROM public.film f LEFT JOIN public.inventory i USING (film_id)"
             b" LEFT JOIN public.rental r USING (inventory_id)"
             b" WHERE f.release_year >= $1 AND f.fulltext @@ plainto_tsquery('english', $2)"
@@ -229,5 +232,9 @@ def test_a_prepared_statement_describes_its_parameters_and_columns(pagila_db: st
             ("special_features", oid["text[]"], -1, film, attnum["special_features"]),
             # numeric(4,2): typmod ((4 << 16) | 2) + 4
             ("rental_rate", oid["numeric"], (4 << 16 | 2) + 4, film, attnum["rental_rate"]),
+            # a domain column is described as its base type: the domain is the table column's type
+            ("release_year", oid["integer"], -1, film, attnum["release_year"]),
             ("n", oid["bigint"], -1, 0, 0),
         ]
+        domain = "SELECT atttypid FROM pg_attribute WHERE attrelid = %s AND attnum = %s"
+        assert scalar(conn, domain, film, described.ftablecol(4)) == oid["year"]
