@@ -22,18 +22,20 @@ def rename_hints(old_tools: Mapping[str, Any], new_tools: Mapping[str, Any]) -> 
     removed = sorted(old_tools.keys() - new_tools.keys())
     added = sorted(new_tools.keys() - old_tools.keys())
     hints: dict[str, str] = {}
+    taken: set[str] = set()  # added tools already named by a hint: each names one removal
     signs: list[tuple[str, Callable[[str, Mapping[str, Any]], str | None]]] = [
         ("same name spelt otherwise", lambda name, _tool: _spelling(name)),
         ("same parameters", lambda _name, tool: _parameters_shape(tool)),
     ]
     for why, sign in signs:
         sources = {name: sign(name, old_tools[name]) for name in removed if name not in hints}
-        targets = {name: sign(name, new_tools[name]) for name in added if name not in hints.values()}
+        targets = {name: sign(name, new_tools[name]) for name in added if name not in taken}
         for source, key in sources.items():
             matches = [target for target, other in targets.items() if key is not None and other == key]
             rivals = [name for name, other in sources.items() if other == key]
             if len(matches) == 1 and rivals == [source]:
                 hints[source] = f"probably renamed to '{matches[0]}' ({why})"
+                taken.add(matches[0])
     return {name: hints[name] for name in sorted(hints)}
 
 

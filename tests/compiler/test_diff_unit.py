@@ -729,6 +729,12 @@ def test_a_renamed_tool_is_a_removal_with_a_hint() -> None:
     twin = {**get_sum, "name": "get-total"}
     assert _hints([add], [get_sum, twin]) == {"add": None}
     assert _hints([{**query, "name": "printEnv"}], [{**query, "name": "get-env"}]) == {"printEnv": None}
+    # An added tool named by one hint is not offered to another removal.
+    spelt = {**add, "name": "Get_Sum"}
+    assert _hints([spelt, add], [get_sum]) == {
+        "Get_Sum": "probably renamed to 'get-sum' (same name spelt otherwise)",
+        "add": None,
+    }
 
 
 def test_additional_properties_messages_say_what_the_object_does_with_extra_keys() -> None:
