@@ -140,15 +140,15 @@ class Catalog:
 
     def _coercible(self, source: int, target: int) -> bool:
         """Whether a value of type `source` may be taken as `target` when Postgres picks an
-        operator: the same type, a pseudo-type or domain target, a domain source (its base type is
-        not looked at), or an implicit cast. Errs towards yes."""
+        operator: the same type, a pseudo-type or domain target, a domain or composite source (its
+        base type and record coercions are not looked at), or an implicit cast. Errs towards yes."""
         if source == target:
             return True
         key = (source, target)
         if key not in self._reachable:
             rows = self._rows(
                 "SELECT (SELECT typtype FROM pg_type WHERE oid = %(target)s) IN ('p', 'd')"
-                " OR (SELECT typtype FROM pg_type WHERE oid = %(source)s) IS DISTINCT FROM 'b'"
+                " OR (SELECT typtype FROM pg_type WHERE oid = %(source)s) NOT IN ('b', 'e', 'r', 'm')"
                 " OR EXISTS (SELECT 1 FROM pg_cast WHERE castsource = %(source)s"
                 "   AND casttarget = %(target)s AND castcontext = 'i')",
                 {"source": source, "target": target},
