@@ -172,6 +172,14 @@ def test_writes_pass_where_the_tool_is_destructive_and_the_server_allows_them(
     assert add["depends"]["relations"]["public.film"]
 
 
+def test_a_postgres_server_gets_its_own_implied_settings(built: tuple[Path, dict]) -> None:
+    project, _ = built
+    server = (project / "generated" / "films" / "server.py").read_text()
+    assert "'postgres_pool_size': {'type': 'integer', 'minimum': 1" in server and "'default': 10}" in server
+    assert "'sql_timeout_seconds'" in server
+    assert "duckdb_threads" not in server
+
+
 def test_a_rebuild_is_byte_identical(built: tuple[Path, dict], database: str) -> None:
     project, _ = built
     again = build(project, (), {"database_url": database})
