@@ -427,6 +427,7 @@ def _add_relation(ref: Any, level: _Level, context: _Context) -> _Item:
 
 def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
     first_item = len(level.items)
+    start_slot = len(level.slots)
     left = _add_from(ref.larg, level, context)
     middle_slot = len(level.slots)
     right = _add_from(ref.rarg, level, context)
@@ -436,7 +437,6 @@ def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
     pad_right = join_type in ("JOIN_LEFT", "JOIN_FULL")
     if join_type not in ("JOIN_INNER", "JOIN_LEFT", "JOIN_RIGHT", "JOIN_FULL"):
         raise _Unsupported(join_type)
-    start_slot = min((s for item in inner_items for _, s in item.columns or ()), default=middle_slot)
     if join_type == "JOIN_INNER" and ref.quals is not None:
         # An inner join keeps only the rows its condition is true for.
         view = _Level(slots=level.slots, items=inner_items, parent=level.parent)
@@ -482,7 +482,9 @@ def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
             if any(index == s for _, s in merged) and join_type == "JOIN_FULL":
                 continue
             level.slots[index] = replace(level.slots[index], not_null=False)
-    item = _Item(None, columns, rel_visible=False, cols_visible=True)
+    # A system column name (ctid, ...) of a table inside binds to it, not to an outer query.
+    hidden = frozenset().union(*(inner.hidden for inner in inner_items))
+    item = _Item(None, columns, rel_visible=False, cols_visible=True, hidden=hidden)
     for inner in inner_items:
         inner.cols_visible = False
         if ref.alias is not None:
