@@ -3,8 +3,8 @@
 The same one-sided proof as the DuckDB prover (`..nullability`), on Postgres's own parse tree
 (pglast: libpg_query of PostgreSQL 18) and the catalog of the build database. A column is "not
 null" only when every rule on the way says so; anything else (a function outside a short list, a
-view, a table function, a parameter, a shape of the tree this module has not seen) is nullable,
-and any surprise gives all-nullable, never an exception.
+materialized view or a foreign table, a table function, a parameter, a shape of the tree this
+module has not seen) is nullable, and any surprise gives all-nullable, never an exception.
 
 What it proves:
 - non-NULL literals; casts of a non-null value to a built-in type no user cast converts to;
@@ -16,7 +16,8 @@ What it proves:
   AND/OR/NOT, over non-null operands (a row constructor compared field by field may give NULL);
   a short list of functions that are never NULL on non-null arguments (`_PRESERVING`);
 - CASE when every branch, ELSE included, is non-null;
-- a column of a table or partitioned table with a validated NOT NULL constraint, reached through
+- a column of a table or partitioned table with a validated NOT NULL constraint (or of a view,
+  by these rules on the view's definition), reached through
   the FROM clause, unless it is on the padded side of an outer join or a grouping key of
   ROLLUP/CUBE/GROUPING SETS; a column an inner join's ON or the WHERE clause compares or tests IS
   NOT NULL (a row where it is NULL never passes); JOIN ... USING merged columns;
@@ -415,14 +416,37 @@ def _add_relation(ref: Any, level: _Level, context: _Context) -> _Item:
     relation = context.catalog.relation(names)
     if relation is None:
         raise _Unsupported(f"relation {names} not found")
+    not_null = [c.not_null for c in relation.columns]
+    if relation.kind == "v":
+        not_null = _view_columns(relation.oid, len(not_null), context)
     columns = tuple(
-        _Column(c.name, _Value(c.not_null, (relation.oid, c.attnum), type=c.type)) for c in relation.columns
+        _Column(c.name, _Value(known, (relation.oid, c.attnum), type=c.type))
+        for c, known in zip(relation.columns, not_null, strict=True)
     )
     if alias is not None:
         columns = _renamed(columns, [a.sval for a in alias.colnames or ()])
     item = _add_columns(level, name, columns)
     item.hidden = _SYSTEM_COLUMNS
     return item
+
+
+def _view_columns(oid: int, count: int, context: _Context) -> list[bool]:
+    """Which columns of a view are never NULL, by the same rules on its definition. Postgres
+    prints the definition with every name qualified as this session's search path needs, so it
+    reads back as the same objects; a view's columns are its query's, by position."""
+    import pglast
+
+    definition = context.catalog.view_definition(oid)
+    unknown = [False] * count
+    if definition is None:
+        return unknown
+    statements = pglast.parse_sql(definition)
+    if len(statements) != 1:
+        return unknown
+    columns = _nested(statements[0].stmt, _Context(context.catalog, depth=context.depth), None)
+    if columns is None or len(columns) != count:
+        return unknown
+    return [column.value.not_null for column in columns]
 
 
 def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
