@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .column_names import derived_name
 from .nullability_catalog import TEXT_TYPES, Catalog
 
 # Built-in functions that return a non-NULL value whenever every argument is non-NULL, in every
@@ -346,7 +347,7 @@ def _select(node: Any, context: _Context, parent: _Level | None) -> tuple[_Colum
             value = _UNKNOWN
         else:
             value = _value(target.val, level, context, grouped=grouping)
-        columns.append(_Column(target.name or _derived_name(target.val), value))
+        columns.append(_Column(target.name or derived_name(target.val), value))
     return tuple(columns)
 
 
@@ -882,53 +883,3 @@ def _function(call: Any, level: _Level, context: _Context, grouped: bool) -> _Va
     if name in _PRESERVING:
         return _Value(all(v.not_null for v in args))
     return _UNKNOWN
-
-
-# --- names ---------------------------------------------------------------------------------
-
-
-def _derived_name(expression: Any) -> str | None:
-    """The name Postgres gives an unaliased result column (FigureColname), where this module is
-    sure of it; None otherwise."""
-    name, strength = _figure(expression)
-    return name if strength > 0 else "?column?"
-
-
-def _figure(expression: Any) -> tuple[str | None, int]:
-    from pglast import ast
-
-    if isinstance(expression, ast.ColumnRef):
-        last = expression.fields[-1]
-        return (last.sval, 2) if isinstance(last, ast.String) else (None, 2)
-    if isinstance(expression, ast.FuncCall):
-        return expression.funcname[-1].sval, 2
-    if isinstance(expression, ast.TypeCast):
-        name, strength = _figure(expression.arg)
-        if strength <= 1 and expression.typeName is not None and expression.typeName.names:
-            return expression.typeName.names[-1].sval, 1
-        return name, strength
-    if isinstance(expression, ast.CollateClause):
-        return _figure(expression.arg)
-    if isinstance(expression, ast.A_Expr):
-        return ("nullif", 2) if expression.kind.name == "AEXPR_NULLIF" else ("?column?", 0)
-    if isinstance(expression, ast.A_Const | ast.BoolExpr | ast.NullTest | ast.BooleanTest):
-        return "?column?", 0
-    if isinstance(expression, ast.CaseExpr):
-        name, strength = _figure(expression.defresult) if expression.defresult is not None else (None, 0)
-        return (name, strength) if strength > 1 else ("case", 1)
-    if isinstance(expression, ast.CoalesceExpr):
-        return "coalesce", 2
-    if isinstance(expression, ast.MinMaxExpr):
-        return ("greatest" if expression.op.name == "IS_GREATEST" else "least"), 2
-    if isinstance(expression, ast.A_ArrayExpr):
-        return "array", 2
-    if isinstance(expression, ast.RowExpr):
-        return "row", 2
-    if isinstance(expression, ast.GroupingFunc):
-        return "grouping", 2
-    if isinstance(expression, ast.SubLink) and expression.subLinkType.name in (
-        "EXISTS_SUBLINK",
-        "ARRAY_SUBLINK",
-    ):
-        return ("exists" if expression.subLinkType.name == "EXISTS_SUBLINK" else "array"), 2
-    return None, 2  # not predicted: None with a strength that keeps it
