@@ -1,0 +1,1 @@
+"""Check SQL tools against PostgreSQL at build time."""
