@@ -373,8 +373,6 @@ def _bit_schema(tree: dict[str, Any]) -> dict[str, Any]:
 
 # --- Postgres-only type trees (runtime/backends/sql/postgres/types.py makes them) ----------------
 
-# Postgres arrays have at most 6 dimensions (MAXDIM), all of one depth in a value.
-_PG_MAX_ARRAY_DIMENSIONS = 6
 _IPV4 = r"[0-9]{1,3}(\.[0-9]{1,3}){3}"
 _IPV6 = r"[0-9a-f:]*:[0-9a-f:]*([0-9]{1,3}(\.[0-9]{1,3}){3})?"
 _MAC = "[0-9a-f]{2}"
@@ -393,12 +391,11 @@ def _options(*schemas: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pg_array_schema(tree: dict[str, Any]) -> dict[str, Any]:
-    # One level per possible dimension: an item is an element (or null) or a sub-array.
-    element = _or_null(_schema(tree["child"]))
-    schema: dict[str, Any] = {"type": "array", "items": element}
-    for _ in range(_PG_MAX_ARRAY_DIMENSIONS - 1):
-        schema = {"type": "array", "items": _options(element, schema)}
-    return schema
+    # A Postgres array type does not say how many dimensions its values have: an item is an
+    # element (or null), or a sub-array of a multi-dimensional value, whose items the schema
+    # leaves unchecked (nesting the element once per possible dimension multiplies the schema
+    # by six for each array inside an element, past what validators compile).
+    return {"type": "array", "items": _options(_or_null(_schema(tree["child"])), {"type": "array"})}
 
 
 def _range_schema(tree: dict[str, Any]) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def _numeric(text: str) -> Any:
     number = float(text)
     # At most 15 significant digits read back exactly from a double; outside the normal range
     # (Postgres numerics reach 1e-16383 and 1e131072) a double cannot hold them at all.
-    if len(digits) <= _NUMBER_DIGITS and (number == 0 or 1e-300 < abs(number) < 1e300):
+    if len(digits) <= _NUMBER_DIGITS and (not digits or 1e-300 < abs(number) < 1e300):
         return number
     return text
 
