@@ -57,6 +57,12 @@ A UNION member is found again from the Python value too: members whose values lo
 Years Python's dates cannot hold (past 9999, or BC) are rendered as ISO 8601 expanded years:
 '+12345-01-01', and 44 BC as '-0043-03-15' (astronomical numbering: 1 BC is year 0000); their
 schemas accept that form besides the usual one.
+
+Postgres's trees (runtime/backends/sql/postgres/types.py, with its own table of renderings) reuse
+these ids where the types coincide, with a few keys DuckDB's never carry ("nan" on a decimal,
+"infinite" on an interval, "max_length" on a varchar, "length"/"varying" on a bit), and add ids
+whose schemas are here too: numeric, pg_array, range, multirange, inet, cidr, macaddr, macaddr8,
+money. README.md, "SQL types", is the one table of both.
 """
 
 from __future__ import annotations
