@@ -289,14 +289,14 @@ def column(index: int) -> str:
     return f"c{index:03d}"
 
 
-def edge_sql() -> str:
+def edge_sql(cases: list[tuple[str, str, Any]] = CASES) -> str:
     """The user types, the edge table (one column per case) with a row of values (k = 0) and a
     row of NULLs (k = 1)."""
-    columns = ", ".join(f"{column(i)} {sql_type}" for i, (sql_type, _, _) in enumerate(CASES))
-    values = ", ".join(f"({expression})::{sql_type}" for sql_type, expression, _ in CASES)
+    columns = ", ".join(f"{column(i)} {sql_type}" for i, (sql_type, _, _) in enumerate(cases))
+    values = ", ".join(f"({expression})::{sql_type}" for sql_type, expression, _ in cases)
     return (
         f"{TYPES_SQL}\nCREATE TABLE lynxc_edge (k integer PRIMARY KEY, {columns});\n"
-        f"INSERT INTO lynxc_edge VALUES (0, {values}), (1{', NULL' * len(CASES)});\n"
+        f"INSERT INTO lynxc_edge VALUES (0, {values}), (1{', NULL' * len(cases)});\n"
     )
 
 
