@@ -108,6 +108,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("json", "'1e400'", "1e400"),
     ("jsonb", """'{"é": "\\"q\\"", "n": -0.5}'""", {"é": '"q"', "n": -0.5}),
     ("jsonb", "'1e400'", 10**400),
+    ("jsonb", "'[1e5000]'", ["1" + "0" * 5000]),
     # dates and times: ISO, infinities kept, BC and far years as ISO 8601 expanded years
     ("date", "'2024-02-29'", "2024-02-29"),
     ("date", "'infinity'", "infinity"),
