@@ -93,10 +93,12 @@ def _prepare_error(result: Any) -> PrepareError:
         value = result.error_field(name)
         return value.decode("utf-8", errors="replace") if value is not None else None
 
-    if field(pq.DiagnosticField.SQLSTATE) == "57014":
+    sqlstate = field(pq.DiagnosticField.SQLSTATE)
+    if sqlstate in ("57014", "55P03"):  # the build's statement or lock timeout: not the statement's fault
         import psycopg
 
-        raise psycopg.errors.QueryCanceled(field(pq.DiagnosticField.MESSAGE_PRIMARY) or "canceled")
+        error = psycopg.errors.QueryCanceled if sqlstate == "57014" else psycopg.errors.LockNotAvailable
+        raise error(field(pq.DiagnosticField.MESSAGE_PRIMARY) or "canceled")
     position = field(pq.DiagnosticField.STATEMENT_POSITION)
     return PrepareError(
         field(pq.DiagnosticField.SQLSTATE) or "",
