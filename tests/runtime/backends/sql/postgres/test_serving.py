@@ -64,6 +64,12 @@ TOOLS = [
         wrap=False,
     ),
     Tool(
+        "elements",
+        "SELECT element, position FROM unnest($items::text[]) WITH ORDINALITY AS u(element, position)",
+        {"items": "array"},
+        max_rows=50,
+    ),
+    Tool(
         "prepared_self",
         "SELECT count(*) AS copies, sum(generic_plans + custom_plans) AS runs FROM pg_prepared_statements"
         " WHERE statement LIKE '%prepared-self-marker%'",
@@ -118,6 +124,11 @@ async def test_injection_strings_are_matched_as_values(
         title = scalar(database, "SELECT title FROM film ORDER BY film_id LIMIT 1")
         found = await client.call_tool("film_by_title", {"title": title})
         nul = await client.call_tool("echo", {"value": "a\x00b"})
+        items = [*INJECTIONS, "{a,b}", "NULL", '"', "", " padded ", None]
+        elements = await client.call_tool("elements", {"items": items})
+    assert elements.structured_content["rows"] == [
+        {"element": item, "position": str(i)} for i, item in enumerate(items, 1)
+    ]
     assert [row["title"] for row in found.structured_content["rows"]] == [title]
     assert nul.is_error and "value" in nul.content[0].text and "NUL" in nul.content[0].text
     assert scalar(database, "SELECT count(*) FROM film") == films
