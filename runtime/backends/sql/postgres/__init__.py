@@ -1,9 +1,10 @@
-"""SQL tools over PostgreSQL: the statements `lynxc build` prepared against the real schema,
-served over a pool of psycopg connections.
+"""SQL tools over PostgreSQL, the runtime's side: the statements `lynxc build` prepared against
+the real schema, served over a pool of psycopg connections.
 
 - catalog.py: the Postgres form of generated/<server>/sql.json (`"engine": "postgres"`);
-- depends.py: the catalog entries a statement depends on, described canonically, and their
-  fingerprint (what the build recorded; what the drift check reads again);
+- types.py (with text.py, values.py): type trees, their JSON Schemas, value conversion;
+- session.py: the session settings every connection runs with;
+- depends.py: the catalog entries a statement depends on, re-read by the drift check;
 - arguments.py: JSON arguments rendered as Postgres text (every parameter is bound as text of
   unknown type, so Postgres gives it the type the build saw);
 - pool.py: one connection pool per server process, opened on the first call;
@@ -11,5 +12,5 @@ served over a pool of psycopg connections.
 - failures.py: Postgres errors as tool errors (by SQLSTATE), passwords redacted;
 - run.py: one call: a read-only transaction, the prepared statement, max_rows + 1 rows.
 
-Importing this package loads neither psycopg nor psycopg_pool.
+Imports nothing heavy: psycopg and psycopg_pool are imported by the functions that use them.
 """

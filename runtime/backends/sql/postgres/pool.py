@@ -33,28 +33,13 @@ from lynxc.runtime.redact import RedactingFilter, redact
 
 from .catalog import DEFAULT_POOL_SIZE, PgCatalog
 from .failures import first_line, is_auth_failure, unreachable
+from .session import SESSION_SETTINGS
 
-# Fallback until types.py (the types helper's) defines them: the session values are read in.
-_SESSION_SETTINGS = {
-    "DateStyle": "ISO",
-    "IntervalStyle": "iso_8601",
-    "TimeZone": "UTC",
-    "extra_float_digits": "3",
-    "bytea_output": "hex",
-}
 IDLE_IN_TRANSACTION_MS = 60_000
 CLIENT_CHECK_MS = 1_000
 CONNECT_TIMEOUT_SECONDS = 5
 APPLICATION_NAME_LIMIT = 63  # Postgres truncates longer names (NAMEDATALEN - 1)
 logger = logging.getLogger("lynxc serve")
-
-
-def session_settings() -> dict[str, str]:
-    try:
-        from .types import SESSION_SETTINGS  # type: ignore[import-not-found, attr-defined]
-    except ImportError:
-        return dict(_SESSION_SETTINGS)
-    return dict(SESSION_SETTINGS)
 
 
 @dataclass
@@ -229,7 +214,7 @@ def _new_pool(server_pool: ServerPool) -> Any:
 
 async def _configure(conn: Any) -> None:
     settings = {
-        **session_settings(),
+        **SESSION_SETTINGS,
         "idle_in_transaction_session_timeout": str(IDLE_IN_TRANSACTION_MS),
         "client_connection_check_interval": str(CLIENT_CHECK_MS),
     }

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from lynxc.compiler.lower.sql.postgres.depends import Depends
 from lynxc.runtime.backends.sql.catalog import CatalogError, parse_catalog
 from lynxc.runtime.backends.sql.postgres.catalog import PgCatalog
-from lynxc.runtime.backends.sql.postgres.depends import fingerprint
 
 DEPENDS = {
     "relations": {"public.film": {"title": "text not null"}},
@@ -33,7 +33,7 @@ DOCUMENT: dict[str, Any] = {
             "max_rows": 25,
             "read_only": True,
             "depends": DEPENDS,
-            "fingerprint": fingerprint(DEPENDS),
+            "fingerprint": Depends(**DEPENDS).fingerprint(),
         }
     },
 }

@@ -22,14 +22,8 @@ import psycopg
 import pytest
 from mcp import Client
 
-from tests.fixtures.postgres import (
-    SUPERUSER,
-    UNPRIVILEGED,
-    PostgresServer,
-    create_database,
-    postgres_bin,
-    running_postgres,
-)
+from lynxc.compiler.lower.sql.postgres.ephemeral import UNPRIVILEGED
+from tests.fixtures.postgres import SUPERUSER, PostgresServer, create_database, postgres_bin, running_postgres
 
 from .pgfolder import DSN_SETTING, Tool, write_server
 from .serving import http_serving, sessions, wait_until
@@ -43,10 +37,8 @@ INSERT INTO item VALUES (1, 'lamp', 12.50), (2, 'desk', 99.00);
 INSERT INTO tag VALUES (1, 'light'), (2, 'wood');
 """
 TOOLS = [
-    Tool("item", "SELECT id, name, price FROM item WHERE id = $id", {"id": "integer"}, result="one",
-         relations={"public.item": ["id", "name", "price"]}),
-    Tool("tags", "SELECT tag FROM tag WHERE item_id = $id ORDER BY tag", {"id": "integer"},
-         relations={"public.tag": ["item_id", "tag"]}),
+    Tool("item", "SELECT id, name, price FROM item WHERE id = $id", {"id": "integer"}, result="one"),
+    Tool("tags", "SELECT tag FROM tag WHERE item_id = $id ORDER BY tag", {"id": "integer"}),
     Tool("sleep", "SELECT true AS slept FROM pg_sleep($seconds)", {"seconds": "number"}, result="one"),
 ]  # fmt: skip
 PASSWORD = "pw-Secret-4242"

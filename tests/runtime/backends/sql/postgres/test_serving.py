@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from mcp import Client
 
-from tests.fixtures.postgres import PostgresServer, create_database, drop_database
+from tests.fixtures.postgres import PostgresServer, create_database, drop_database, postgres_server  # noqa: F401
 
 from .pgfolder import DSN_SETTING, Tool, write_server
 from .serving import http_serving, sessions, wait_until
@@ -38,7 +38,6 @@ TOOLS = [
         "film_by_title",
         "SELECT film_id, title FROM film WHERE title = $title",
         {"title": "string"},
-        relations={"public.film": ["film_id", "title"]},
     ),
     Tool(
         "film_search",
@@ -79,12 +78,12 @@ TOOLS = [
 
 
 @pytest.fixture(scope="module")
-def database(serving_postgres: PostgresServer) -> Iterator[str]:
-    name = create_database(serving_postgres)
+def database(postgres_server: PostgresServer) -> Iterator[str]:  # noqa: F811
+    name = create_database(postgres_server)
     try:
-        yield serving_postgres.dsn(name)
+        yield postgres_server.dsn(name)
     finally:
-        drop_database(serving_postgres, name)
+        drop_database(postgres_server, name)
 
 
 @pytest.fixture(scope="module")
