@@ -45,12 +45,16 @@ class PgDepends:
 
     relations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)
+    functions: Mapping[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, dict]:
-        return {
+        found = {
             "relations": {name: dict(columns) for name, columns in self.relations.items()},
             "types": dict(self.types),
         }
+        if self.functions:
+            found["functions"] = dict(self.functions)
+        return found
 
 
 @dataclass(frozen=True)
@@ -159,4 +163,6 @@ def _depends(node: _Node) -> PgDepends:
         relations[relation] = {column: columns.key(column).text() for column in columns.value}
     types_node = node.key("types", {}).object()
     types = {name: types_node.key(name).text() for name in types_node.value}
-    return PgDepends(relations=relations, types=types)
+    functions_node = node.key("functions", {}).object()
+    functions = {name: functions_node.key(name).text() for name in functions_node.value}
+    return PgDepends(relations=relations, types=types, functions=functions)

@@ -55,6 +55,9 @@ async def _changes(conn: Any, tool: PgTool) -> list[str]:
     for name, was in tool.depends.types.items():
         if live["types"][name] != was:
             changes.append(f"type {name} is now {live['types'][name]}, was {was}")
+    for name, was in tool.depends.functions.items():
+        if live["functions"][name] != was:
+            changes.append(f"function {name} is now {live['functions'][name]}, was {was}")
     return changes
 
 

@@ -21,6 +21,7 @@ drift check runs again, since the database may have been migrated while it was d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -32,28 +33,13 @@ from lynxc.runtime.redact import RedactingFilter, redact
 
 from .catalog import DEFAULT_POOL_SIZE, PgCatalog
 from .failures import first_line, is_auth_failure, unreachable
+from .session import SESSION_SETTINGS
 
-# Fallback until types.py (the types helper's) defines them: the session values are read in.
-_SESSION_SETTINGS = {
-    "DateStyle": "ISO",
-    "IntervalStyle": "iso_8601",
-    "TimeZone": "UTC",
-    "extra_float_digits": "3",
-    "bytea_output": "hex",
-}
 IDLE_IN_TRANSACTION_MS = 60_000
 CLIENT_CHECK_MS = 1_000
 CONNECT_TIMEOUT_SECONDS = 5
 APPLICATION_NAME_LIMIT = 63  # Postgres truncates longer names (NAMEDATALEN - 1)
 logger = logging.getLogger("lynxc serve")
-
-
-def session_settings() -> dict[str, str]:
-    try:
-        from .types import SESSION_SETTINGS  # type: ignore[import-not-found, attr-defined]
-    except ImportError:
-        return dict(_SESSION_SETTINGS)
-    return dict(SESSION_SETTINGS)
 
 
 @dataclass
@@ -62,6 +48,16 @@ class _Failures:
 
     last: BaseException | None = None
     reported: bool = False  # a refused login is logged once per process, not per retry
+    # Set while the last attempt failed: a call waiting for a connection stops waiting then.
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def failed(self, err: BaseException) -> None:
+        self.last = err
+        self.event.set()
+
+    def succeeded(self) -> None:
+        self.last = None
+        self.event.clear()
 
 
 @dataclass
@@ -83,20 +79,45 @@ class ServerPool:
     @asynccontextmanager
     async def connection(self, seconds: float) -> AsyncIterator[Any]:
         """A checked connection, waiting at most `seconds` for one to be free."""
-        from psycopg_pool import PoolTimeout
-
         if self.failures.last is not None:
             await self._recover()
+        pool = self.pool
+        conn = await self._checkout(pool, seconds)
         try:
-            async with self.pool.connection(timeout=seconds) as conn:
-                yield conn
-        except PoolTimeout:
-            if self.failures.last is not None:
-                raise self._unreachable(self.failures.last) from None
+            yield conn
+        finally:
+            await pool.putconn(conn)
+
+    async def _checkout(self, pool: Any, seconds: float) -> Any:
+        """A connection of `pool`; a failed connection attempt while waiting ends the wait at
+        once (the pool would retry until the timeout, the caller learns nothing meanwhile)."""
+        from psycopg_pool import PoolTimeout
+
+        failures = self.failures
+        getting = asyncio.ensure_future(pool.getconn(timeout=seconds))
+        failing = asyncio.ensure_future(failures.event.wait())
+        handed = False
+        try:
+            await asyncio.wait({getting, failing}, return_when=asyncio.FIRST_COMPLETED)
+            if getting.done() and not getting.cancelled() and getting.exception() is None:
+                handed = True
+                return getting.result()
+        finally:
+            failing.cancel()
+            if not getting.done():
+                getting.cancel()
+                with contextlib.suppress(BaseException):
+                    await getting
+            if not handed and getting.done() and not getting.cancelled() and getting.exception() is None:
+                await pool.putconn(getting.result())  # got one just as the wait ended
+        if failures.last is not None:
+            raise self._unreachable(failures.last)
+        if isinstance(getting.exception(), PoolTimeout):
             raise ToolError(
                 f"no database connection was free within {seconds:g} s: all {self.size} are busy "
                 f"(setting {self.catalog.pool_size_setting!r})"
-            ) from None
+            )
+        raise getting.exception()  # type: ignore[misc]
 
     async def drift_problems(self, conn: Any) -> dict[str, str]:
         """Each tool's drift, checked once per pool on its first connection."""
@@ -120,7 +141,7 @@ class ServerPool:
             try:
                 probe = await psycopg.AsyncConnection.connect(self.dsn, **_connect_kwargs(self))
             except psycopg.Error as err:
-                self.failures.last = err
+                self.failures.failed(err)
                 raise self._unreachable(err) from None
             await probe.close()
             old, self.failures = self.pool, _Failures(reported=self.failures.reported)
@@ -164,7 +185,7 @@ def _new_pool(server_pool: ServerPool) -> Any:
             try:
                 conn = await super().connect(*args, **kwargs)
             except psycopg.Error as err:
-                failures.last = err
+                failures.failed(err)
                 if is_auth_failure(err) and not failures.reported:
                     failures.reported = True  # one line, not one per retry
                     logger.error(
@@ -174,7 +195,7 @@ def _new_pool(server_pool: ServerPool) -> Any:
                         first_line(str(err)),
                     )
                 raise
-            failures.last = None
+            failures.succeeded()
             return conn
 
     return AsyncConnectionPool(
@@ -193,7 +214,7 @@ def _new_pool(server_pool: ServerPool) -> Any:
 
 async def _configure(conn: Any) -> None:
     settings = {
-        **session_settings(),
+        **SESSION_SETTINGS,
         "idle_in_transaction_session_timeout": str(IDLE_IN_TRANSACTION_MS),
         "client_connection_check_interval": str(CLIENT_CHECK_MS),
     }

@@ -121,11 +121,7 @@ async def _rollback(conn: Any) -> None:
 
 
 def row_converter(tool: PgTool) -> Callable[[tuple], dict[str, Any]]:
-    """The types module's converter of a row of Postgres text (until it exists: the text)."""
-    columns = [column.as_dict() for column in tool.columns]
-    try:
-        from .types import pg_row_converter  # type: ignore[import-not-found, attr-defined]
-    except ImportError:
-        names = [column["name"] for column in columns]
-        return lambda row: dict(zip(names, row, strict=True))
-    return pg_row_converter(columns)
+    """The types module's converter of a row of Postgres text, by the columns' type trees."""
+    from .types import pg_row_converter
+
+    return pg_row_converter([column.as_dict() for column in tool.columns])

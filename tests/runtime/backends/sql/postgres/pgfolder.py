@@ -16,13 +16,7 @@ from typing import Any
 
 import psycopg
 
-from lynxc.runtime.backends.sql.postgres.depends import (
-    RELATION_COLUMNS,
-    TYPE_SHAPE,
-    fingerprint,
-    relation_entry,
-    type_entry,
-)
+from lynxc.compiler.lower.sql.postgres.depends import statement_depends
 
 DSN_SETTING = "database_url"
 _NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -37,8 +31,6 @@ class Tool:
     result: str = "many"
     max_rows: int = 25
     read_only: bool = True
-    relations: dict[str, list[str]] = field(default_factory=dict)  # what the statement reads
-    types: tuple[str, ...] = ()
     wrap: bool = True  # False: run as written (a data-modifying CTE cannot be wrapped)
 
 
@@ -72,15 +64,9 @@ def sql_entry(conn: psycopg.Connection, tool: Tool) -> dict[str, Any]:
         columns.append(
             {"name": described.fname(i).decode(), "type": {"id": "varchar", "sql": sql}, "nullable": True}
         )
-    relations = {}
-    for relation, wanted in tool.relations.items():
-        live = relation_entry(conn.execute(RELATION_COLUMNS.replace("$1", "%s"), (relation,)).fetchall())
-        relations[relation] = {column: live[column] for column in wanted}
-    types = {
-        name: type_entry(conn.execute(TYPE_SHAPE.replace("$1", "%s"), (name,)).fetchone())
-        for name in tool.types
-    }
-    depends = {"relations": relations, "types": types}
+    # what the build records: the catalog entries the statement depends on, and their sha256
+    result_oids = [described.ftype(i) for i in range(described.nfields)]
+    depends = statement_depends(conn, text, [p["type"] for p in params], [*result_oids, *oids], [])
     return {
         "statement": tool.statement,
         "wrapped": wrapped,
@@ -89,8 +75,8 @@ def sql_entry(conn: psycopg.Connection, tool: Tool) -> dict[str, Any]:
         "result": tool.result,
         "max_rows": tool.max_rows,
         "read_only": tool.read_only,
-        "depends": depends,
-        "fingerprint": fingerprint(depends),
+        "depends": depends.document(),
+        "fingerprint": depends.fingerprint(),
     }
 
 

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from mcp import Client
 
-from tests.fixtures.postgres import PostgresServer, create_database, drop_database
+from tests.fixtures.postgres import PostgresServer, create_database, drop_database, postgres_server  # noqa: F401
 
 from .pgfolder import DSN_SETTING, Tool, write_server
 from .serving import http_serving, sessions, wait_until
@@ -38,7 +38,6 @@ TOOLS = [
         "film_by_title",
         "SELECT film_id, title FROM film WHERE title = $title",
         {"title": "string"},
-        relations={"public.film": ["film_id", "title"]},
     ),
     Tool(
         "film_search",
@@ -64,6 +63,12 @@ TOOLS = [
         wrap=False,
     ),
     Tool(
+        "elements",
+        "SELECT element, position FROM unnest($items::text[]) WITH ORDINALITY AS u(element, position)",
+        {"items": "array"},
+        max_rows=50,
+    ),
+    Tool(
         "prepared_self",
         "SELECT count(*) AS copies, sum(generic_plans + custom_plans) AS runs FROM pg_prepared_statements"
         " WHERE statement LIKE '%prepared-self-marker%'",
@@ -73,12 +78,12 @@ TOOLS = [
 
 
 @pytest.fixture(scope="module")
-def database(serving_postgres: PostgresServer) -> Iterator[str]:
-    name = create_database(serving_postgres)
+def database(postgres_server: PostgresServer) -> Iterator[str]:  # noqa: F811
+    name = create_database(postgres_server)
     try:
-        yield serving_postgres.dsn(name)
+        yield postgres_server.dsn(name)
     finally:
-        drop_database(serving_postgres, name)
+        drop_database(postgres_server, name)
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +123,11 @@ async def test_injection_strings_are_matched_as_values(
         title = scalar(database, "SELECT title FROM film ORDER BY film_id LIMIT 1")
         found = await client.call_tool("film_by_title", {"title": title})
         nul = await client.call_tool("echo", {"value": "a\x00b"})
+        items = [*INJECTIONS, "{a,b}", "NULL", '"', "", " padded ", None]
+        elements = await client.call_tool("elements", {"items": items})
+    assert elements.structured_content["rows"] == [
+        {"element": item, "position": str(i)} for i, item in enumerate(items, 1)
+    ]
     assert [row["title"] for row in found.structured_content["rows"]] == [title]
     assert nul.is_error and "value" in nul.content[0].text and "NUL" in nul.content[0].text
     assert scalar(database, "SELECT count(*) FROM film") == films
