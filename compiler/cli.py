@@ -69,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         "specs", nargs="*", type=Path, metavar="SPEC", help="spec files or folders (default: specs/*)"
     )
     build.add_argument("--check", action="store_true", help="write nothing; exit 1 naming stale files")
+    build.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting's value for the build: a database setting (a PostgreSQL DSN) names the "
+        "database SQL statements are checked against; repeatable",
+    )
     build.set_defaults(run=_build)
 
     serve = verbs.add_parser("serve", help="serve a generated server over stdio or Streamable HTTP")
@@ -208,10 +216,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, interrupted_writes, stale_files, write_files
+    from .build import build, interrupted_writes, stale_files, unknown_settings, write_files
     from .diagnostics import has_errors
 
-    output = build(args.project, args.specs)
+    settings: dict[str, str] = {}
+    for item in args.set:
+        name, equals, value = item.partition("=")
+        if not equals or not name:
+            print(f"lynxc build: --set takes NAME=VALUE, got {item.split('=')[0]!r}", file=sys.stderr)
+            return EXIT_USAGE
+        settings[name.strip()] = value
+    unknown = unknown_settings(args.project, args.specs, settings)
+    if unknown:
+        print(
+            f"lynxc build: --set {unknown[0]}: no spec of this build declares a setting named '{unknown[0]}'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    output = build(args.project, args.specs, settings)
     for diag in output.diagnostics:
         print(diag.render(), file=sys.stderr)
     if has_errors(output.diagnostics):
@@ -696,6 +718,7 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
+    from lynxc.runtime.redact import redact
     from lynxc.runtime.setting_paths import resolve_paths
     from lynxc.runtime.settings import env_name, placeholder
 
@@ -712,7 +735,15 @@ def _config(args: argparse.Namespace) -> int:
         if name not in defaults:
             env[env_name(name)] = placeholder(node)  # never null: that reads as a value to fill in
         elif node.get("type") == "string":
-            env[env_name(name)] = defaults[name]
+            # A default URL with a password (it belongs in the environment, not the spec) is
+            # printed without it: the client's config gets the real one from its owner.
+            env[env_name(name)] = redact(defaults[name])
+            if env[env_name(name)] != defaults[name]:
+                print(
+                    f"lynxc config: the default of setting {name!r} holds a password: shown as ***, "
+                    f"put the real one in {env_name(name)}",
+                    file=sys.stderr,
+                )
         else:
             env[env_name(name)] = json.dumps(defaults[name])
     entry = {
