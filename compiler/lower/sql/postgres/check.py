@@ -13,15 +13,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 
+from ....diagnostics import Diagnostic
 from ....ir import PgDataIR, PgToolIR, ToolIR, canonical_json
-from ....limits import PG_CHECK_WALL_SECONDS
+from ....limits import PG_CHECK_WALL_SECONDS, PG_STATEMENT_TIMEOUT_SECONDS
 from ....rules import diagnostic
 from ....spec.load import SpecSource, ToolSource
 from ..check import SqlCheck
 from ..output import output_problems
 from ..ranges import with_type_ranges
 from ..statements import derived_output, statement_text
-from .database import build_database
+from .database import build_database, redact
 
 # The range a JSON integer parameter publishes, by the Postgres type it binds as.
 _RANGE_TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT"}
@@ -32,9 +33,11 @@ def check_postgres(
     sql_tools: list[ToolSource],
     lowered: dict[str, ToolIR],
     build_settings: Mapping[str, str],
-    wall_seconds: float = PG_CHECK_WALL_SECONDS,
+    wall_seconds: float | None = None,
 ) -> SqlCheck:
     import psycopg
+
+    wall_seconds = wall_seconds or PG_CHECK_WALL_SECONDS
 
     result = SqlCheck()
     data = source.server.server.postgres
@@ -50,7 +53,7 @@ def check_postgres(
             if tool_ir is None:
                 continue
             if time.monotonic() - started > wall_seconds:
-                result.diagnostics.append(_timeout(tool_source, wall_seconds))
+                result.diagnostics.append(_timeout(tool_source, wall_seconds, "out of time"))
                 break
             where, problems = statement_text(tool_source, build)  # type: ignore[arg-type]
             result.diagnostics += problems
@@ -64,8 +67,18 @@ def check_postgres(
                 sql_ir, problems = check_statement(
                     build.connection, tool_source, where, input_schema, caps["max_rows"], data.allow_writes
                 )
-            except psycopg.errors.QueryCanceled:
-                result.diagnostics.append(_timeout(tool_source, wall_seconds))
+            except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as err:
+                result.diagnostics.append(_timeout(tool_source, wall_seconds, str(err)))
+                break
+            except psycopg.OperationalError as err:  # the database went away mid-check
+                result.diagnostics.append(
+                    diagnostic(
+                        "SQL_DATABASE_UNREACHABLE",
+                        f"lost the build database while checking tool '{tool_source.tool.name}': "
+                        + redact(" ".join(str(err).split())),
+                        tool_source.doc.span((*tool_source.base, "backend")),
+                    )
+                )
                 break
             result.diagnostics += problems
             if sql_ir is None:
@@ -94,11 +107,12 @@ def _range_type(pg_type: str) -> str:
     return _RANGE_TYPES.get(element, element) + pg_type[len(element) :]
 
 
-def _timeout(tool_source: ToolSource, wall_seconds: float) -> object:
+def _timeout(tool_source: ToolSource, wall_seconds: float, why: str) -> Diagnostic:
     return diagnostic(
         "SQL_TIMEOUT",
-        f"checking the SQL tools against PostgreSQL took over {wall_seconds:g} s and was stopped "
-        f"(at tool '{tool_source.tool.name}')",
+        f"checking tool '{tool_source.tool.name}' against PostgreSQL was stopped ({why}); the check "
+        f"may take {min(wall_seconds, PG_STATEMENT_TIMEOUT_SECONDS):g} s per statement and "
+        f"{wall_seconds:g} s in all",
         tool_source.doc.span((*tool_source.base, "backend")),
         "a statement that waits on a lock, or a schema that takes long to load: check the build database",
     )

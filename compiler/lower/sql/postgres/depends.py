@@ -71,7 +71,7 @@ def statement_depends(
                 " WHERE r.ev_class = 'pg_temp.lynxc_probe'::regclass"
                 " ORDER BY 1, 2, 3"
             ).fetchall()
-    except psycopg.errors.QueryCanceled:
+    except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable, psycopg.OperationalError):
         raise
     except psycopg.Error:
         depends.exact = False

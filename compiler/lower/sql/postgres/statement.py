@@ -93,10 +93,12 @@ def _prepare_error(result: Any) -> PrepareError:
         value = result.error_field(name)
         return value.decode("utf-8", errors="replace") if value is not None else None
 
-    if field(pq.DiagnosticField.SQLSTATE) == "57014":
+    sqlstate = field(pq.DiagnosticField.SQLSTATE)
+    if sqlstate in ("57014", "55P03"):  # the build's statement or lock timeout: not the statement's fault
         import psycopg
 
-        raise psycopg.errors.QueryCanceled(field(pq.DiagnosticField.MESSAGE_PRIMARY) or "canceled")
+        error = psycopg.errors.QueryCanceled if sqlstate == "57014" else psycopg.errors.LockNotAvailable
+        raise error(field(pq.DiagnosticField.MESSAGE_PRIMARY) or "canceled")
     position = field(pq.DiagnosticField.STATEMENT_POSITION)
     return PrepareError(
         field(pq.DiagnosticField.SQLSTATE) or "",
@@ -202,7 +204,7 @@ def check_statement(
             statement=body,
             wrapped=wrapped,
             params=tuple(
-                PgParamIR(name, param_types[index], prepared.params[index])
+                PgParamIR(name, param_types[index], _portable_oid(prepared.params[index]))
                 for index, name in enumerate(rewritten.order)
             ),
             columns=tuple(columns),
@@ -215,6 +217,17 @@ def check_statement(
         ),
         [],
     )
+
+
+# OIDs below this are PostgreSQL's own (built-in types, the same in every database); a type a
+# schema creates gets the next free OID of the database it is created in.
+_FIRST_NORMAL_OID = 16384
+
+
+def _portable_oid(oid: int) -> int:
+    """A built-in type's OID; 0 for a type a schema created, whose OID differs from one database
+    to the next (the name says which type, and builds against two databases stay identical)."""
+    return oid if oid < _FIRST_NORMAL_OID else 0
 
 
 def _syntax_problem(connection: Any, body: str, err: Exception, where: SqlText) -> Diagnostic:

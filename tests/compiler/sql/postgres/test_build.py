@@ -20,6 +20,7 @@ from lynxc.compiler.build import build, stale_files, write_files
 from lynxc.compiler.cli import main
 from lynxc.compiler.diagnostics import Span
 from lynxc.compiler.ir import canonical_json
+from lynxc.compiler.lower.server import compile_spec
 from lynxc.compiler.lower.sql.positions import SqlText
 from lynxc.compiler.lower.sql.postgres.database import load_schema, redact
 from tests.conftest import free_port
@@ -121,7 +122,12 @@ def test_sql_json_holds_what_the_runtime_reads(built: tuple[Path, dict]) -> None
     # $1..$n in order of first use; the same name twice is one parameter
     params = [(p["name"], p["type"], p["oid"]) for p in search["params"]]
     assert params[::2] == [("words", "text", 25), ("since", "integer", 23)]
-    assert search["params"][1]["name"] == "rating" and search["params"][1]["type"] == "mpaa_rating"
+    # a user-defined type's OID is its database's own: 0, so builds on two databases agree
+    assert (search["params"][1]["name"], search["params"][1]["type"], search["params"][1]["oid"]) == (
+        "rating",
+        "mpaa_rating",
+        0,
+    )
     assert "$words" in search["statement"] and "$1" not in search["statement"]
     assert search["wrapped"].startswith("SELECT * FROM (\nSELECT film_id")
     assert search["wrapped"].endswith("\n) AS lynxc_rows LIMIT 101")
@@ -171,6 +177,14 @@ def test_writes_pass_where_the_tool_is_destructive_and_the_server_allows_them(
     assert add["depends"]["relations"]["public.film"]
 
 
+def test_a_postgres_server_gets_its_own_implied_settings(built: tuple[Path, dict]) -> None:
+    project, _ = built
+    server = (project / "generated" / "films" / "server.py").read_text()
+    assert "'postgres_pool_size': {'type': 'integer', 'minimum': 1" in server and "'default': 10}" in server
+    assert "'sql_timeout_seconds'" in server
+    assert "duckdb_threads" not in server
+
+
 def test_a_rebuild_is_byte_identical(built: tuple[Path, dict], database: str) -> None:
     project, _ = built
     again = build(project, (), {"database_url": database})
@@ -214,6 +228,25 @@ def test_a_migration_shows_in_build_check_and_diff(
         assert "film_search" in shown and "rental_rate" in shown, shown
     finally:
         drop_database(postgres_server, name)
+
+
+def test_a_check_that_waits_on_a_lock_ends_in_a_diagnostic(
+    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A migration holding a lock on the table: the build's lock timeout ends the wait."""
+    import psycopg
+
+    from lynxc.compiler.lower.sql.postgres import check
+
+    monkeypatch.setattr(check, "PG_CHECK_WALL_SECONDS", 1.0)
+    project = make_project(tmp_path)
+    with psycopg.connect(database) as holder:
+        holder.execute("LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
+        result = compile_spec(project / "specs" / "films", build_settings={"database_url": database})
+    assert result.value is None
+    (problem,) = [d for d in result.diagnostics if d.severity == "error"]
+    assert problem.rule_id == "SQL_TIMEOUT" and "film_search" in problem.message, problem.render()
+    assert "timeout" in problem.message
 
 
 @pytest.mark.parametrize("flag", ["nonesuch=1", "database_url"])
