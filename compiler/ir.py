@@ -257,7 +257,7 @@ class PgParamIR:
 
     name: str
     type: str  # format_type() of the inferred type: `integer`, `text`, `mpaa_rating`
-    oid: int
+    oid: int  # a built-in type's OID; 0 for a user-defined type (its OID is the database's own)
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ def check_statement(
             statement=body,
             wrapped=wrapped,
             params=tuple(
-                PgParamIR(name, param_types[index], prepared.params[index])
+                PgParamIR(name, param_types[index], _portable_oid(prepared.params[index]))
                 for index, name in enumerate(rewritten.order)
             ),
             columns=tuple(columns),
@@ -217,6 +217,17 @@ def check_statement(
         ),
         [],
     )
+
+
+# OIDs below this are PostgreSQL's own (built-in types, the same in every database); a type a
+# schema creates gets the next free OID of the database it is created in.
+_FIRST_NORMAL_OID = 16384
+
+
+def _portable_oid(oid: int) -> int:
+    """A built-in type's OID; 0 for a type a schema created, whose OID differs from one database
+    to the next (the name says which type, and builds against two databases stay identical)."""
+    return oid if oid < _FIRST_NORMAL_OID else 0
 
 
 def _syntax_problem(connection: Any, body: str, err: Exception, where: SqlText) -> Diagnostic:

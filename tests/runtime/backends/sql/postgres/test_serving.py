@@ -63,6 +63,18 @@ TOOLS = [
         wrap=False,
     ),
     Tool(
+        "session",
+        "SELECT current_setting('TimeZone') AS tz, current_setting('IntervalStyle') AS intervals,"
+        " current_setting('DateStyle') AS dates, current_setting('bytea_output') AS bytea,"
+        " current_setting('extra_float_digits') AS float_digits,"
+        " current_setting('client_connection_check_interval') AS client_check,"
+        " current_setting('idle_in_transaction_session_timeout') AS idle_timeout,"
+        " current_setting('transaction_read_only') AS read_only,"
+        " current_setting('statement_timeout') AS statement_timeout,"
+        " current_setting('application_name') AS application",
+        result="one",
+    ),
+    Tool(
         "elements",
         "SELECT element, position FROM unnest($items::text[]) WITH ORDINALITY AS u(element, position)",
         {"items": "array"},
@@ -227,3 +239,21 @@ async def test_32_concurrent_clients_on_a_pool_of_4(
             group.start_soon(one, film_id)
     assert answers == {i: (False, {"film_id": str(i), "title": t}) for i, t in titles.items()}
     assert len(sessions(database, NAME)) <= POOL
+
+
+async def test_each_call_runs_in_the_configured_session(served: tuple[str, subprocess.Popen]) -> None:
+    url, _ = served
+    failed, session = await call(url, "session", {})
+    assert not failed, session
+    assert session == {
+        "tz": "UTC",
+        "intervals": "iso_8601",
+        "dates": "ISO, MDY",
+        "bytea": "hex",
+        "float_digits": "3",
+        "client_check": "1s",
+        "idle_timeout": "1min",
+        "read_only": "on",
+        "statement_timeout": "3s",
+        "application": f"lynxc {NAME}",
+    }
