@@ -4,7 +4,8 @@
 - types.py: DuckDB result types as JSON type trees, their JSON Schemas and value converters;
 - views.py: a declared view's reader call as SQL text (build and runtime alike);
 - connection.py: the per-process sandboxed DuckDB of a server, and its drift check;
-- tools.py: `run_sql`, the backend every SQL tool binds to.
+- tools.py: `run_sql`, the backend every SQL tool binds to;
+- postgres/: the same tools over PostgreSQL (sql.json with `"engine": "postgres"`).
 
 Importing this package loads no DuckDB: start-up calls `check_settings`, `lynxc build` reads
 the backend's declaration.
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .catalog import THREADS_SETTING, TIMEOUT_SETTING
+from .postgres.catalog import POOL_SIZE_SETTING
 
 __all__ = ["check_settings"]
 
@@ -25,9 +27,10 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
     """The implied settings' values, for what their schemas may not say (the data files are
     checked on the first call, where a missing one disables only the tools that read it)."""
     problems = []
-    threads = settings.get(THREADS_SETTING)
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        problems.append(f"setting {THREADS_SETTING!r}: {threads!r} is not a positive integer")
+    for name in (THREADS_SETTING, POOL_SIZE_SETTING):
+        value = settings.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            problems.append(f"setting {name!r}: {value!r} is not a positive integer")
     timeout = settings.get(TIMEOUT_SETTING)
     if timeout is not None and (
         isinstance(timeout, bool)

@@ -57,6 +57,12 @@ A UNION member is found again from the Python value too: members whose values lo
 Years Python's dates cannot hold (past 9999, or BC) are rendered as ISO 8601 expanded years:
 '+12345-01-01', and 44 BC as '-0043-03-15' (astronomical numbering: 1 BC is year 0000); their
 schemas accept that form besides the usual one.
+
+Postgres's trees (runtime/backends/sql/postgres/types.py, with its own table of renderings) reuse
+these ids where the types coincide, with a few keys DuckDB's never carry ("nan" on a decimal,
+"infinite" on an interval, "max_length" on a varchar, "length"/"varying" on a bit), and add ids
+whose schemas are here too: numeric, pg_array, range, multirange, inet, cidr, macaddr, macaddr8,
+money. README.md, "SQL types", is the one table of both.
 """
 
 from __future__ import annotations
@@ -373,8 +379,6 @@ def _bit_schema(tree: dict[str, Any]) -> dict[str, Any]:
 
 # --- Postgres-only type trees (runtime/backends/sql/postgres/types.py makes them) ----------------
 
-# Postgres arrays have at most 6 dimensions (MAXDIM), all of one depth in a value.
-_PG_MAX_ARRAY_DIMENSIONS = 6
 _IPV4 = r"[0-9]{1,3}(\.[0-9]{1,3}){3}"
 _IPV6 = r"[0-9a-f:]*:[0-9a-f:]*([0-9]{1,3}(\.[0-9]{1,3}){3})?"
 _MAC = "[0-9a-f]{2}"
@@ -393,12 +397,11 @@ def _options(*schemas: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pg_array_schema(tree: dict[str, Any]) -> dict[str, Any]:
-    # One level per possible dimension: an item is an element (or null) or a sub-array.
-    element = _or_null(_schema(tree["child"]))
-    schema: dict[str, Any] = {"type": "array", "items": element}
-    for _ in range(_PG_MAX_ARRAY_DIMENSIONS - 1):
-        schema = {"type": "array", "items": _options(element, schema)}
-    return schema
+    # A Postgres array type does not say how many dimensions its values have: an item is an
+    # element (or null), or a sub-array of a multi-dimensional value, whose items the schema
+    # leaves unchecked (nesting the element once per possible dimension multiplies the schema
+    # by six for each array inside an element, past what validators compile).
+    return {"type": "array", "items": _options(_or_null(_schema(tree["child"])), {"type": "array"})}
 
 
 def _range_schema(tree: dict[str, Any]) -> dict[str, Any]:

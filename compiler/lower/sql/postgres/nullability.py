@@ -3,8 +3,8 @@
 The same one-sided proof as the DuckDB prover (`..nullability`), on Postgres's own parse tree
 (pglast: libpg_query of PostgreSQL 18) and the catalog of the build database. A column is "not
 null" only when every rule on the way says so; anything else (a function outside a short list, a
-view, a table function, a parameter, a shape of the tree this module has not seen) is nullable,
-and any surprise gives all-nullable, never an exception.
+materialized view or a foreign table, a table function, a parameter, a shape of the tree this
+module has not seen) is nullable, and any surprise gives all-nullable, never an exception.
 
 What it proves:
 - non-NULL literals; casts of a non-null value to a built-in type no user cast converts to;
@@ -16,7 +16,8 @@ What it proves:
   AND/OR/NOT, over non-null operands (a row constructor compared field by field may give NULL);
   a short list of functions that are never NULL on non-null arguments (`_PRESERVING`);
 - CASE when every branch, ELSE included, is non-null;
-- a column of a table or partitioned table with a validated NOT NULL constraint, reached through
+- a column of a table or partitioned table with a validated NOT NULL constraint (or of a view,
+  by these rules on the view's definition), reached through
   the FROM clause, unless it is on the padded side of an outer join or a grouping key of
   ROLLUP/CUBE/GROUPING SETS; a column an inner join's ON or the WHERE clause compares or tests IS
   NOT NULL (a row where it is NULL never passes); JOIN ... USING merged columns;
@@ -33,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .column_names import derived_name
 from .nullability_catalog import TEXT_TYPES, Catalog
 
 # Built-in functions that return a non-NULL value whenever every argument is non-NULL, in every
@@ -345,7 +347,7 @@ def _select(node: Any, context: _Context, parent: _Level | None) -> tuple[_Colum
             value = _UNKNOWN
         else:
             value = _value(target.val, level, context, grouped=grouping)
-        columns.append(_Column(target.name or _derived_name(target.val), value))
+        columns.append(_Column(target.name or derived_name(target.val), value))
     return tuple(columns)
 
 
@@ -415,8 +417,12 @@ def _add_relation(ref: Any, level: _Level, context: _Context) -> _Item:
     relation = context.catalog.relation(names)
     if relation is None:
         raise _Unsupported(f"relation {names} not found")
+    not_null = [c.not_null for c in relation.columns]
+    if relation.kind == "v":
+        not_null = _view_columns(relation.oid, len(not_null), context)
     columns = tuple(
-        _Column(c.name, _Value(c.not_null, (relation.oid, c.attnum), type=c.type)) for c in relation.columns
+        _Column(c.name, _Value(known, (relation.oid, c.attnum), type=c.type))
+        for c, known in zip(relation.columns, not_null, strict=True)
     )
     if alias is not None:
         columns = _renamed(columns, [a.sval for a in alias.colnames or ()])
@@ -425,8 +431,28 @@ def _add_relation(ref: Any, level: _Level, context: _Context) -> _Item:
     return item
 
 
+def _view_columns(oid: int, count: int, context: _Context) -> list[bool]:
+    """Which columns of a view are never NULL, by the same rules on its definition. Postgres
+    prints the definition with every name qualified as this session's search path needs, so it
+    reads back as the same objects; a view's columns are its query's, by position."""
+    import pglast
+
+    definition = context.catalog.view_definition(oid)
+    unknown = [False] * count
+    if definition is None:
+        return unknown
+    statements = pglast.parse_sql(definition)
+    if len(statements) != 1:
+        return unknown
+    columns = _nested(statements[0].stmt, _Context(context.catalog, depth=context.depth), None)
+    if columns is None or len(columns) != count:
+        return unknown
+    return [column.value.not_null for column in columns]
+
+
 def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
     first_item = len(level.items)
+    start_slot = len(level.slots)
     left = _add_from(ref.larg, level, context)
     middle_slot = len(level.slots)
     right = _add_from(ref.rarg, level, context)
@@ -436,7 +462,6 @@ def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
     pad_right = join_type in ("JOIN_LEFT", "JOIN_FULL")
     if join_type not in ("JOIN_INNER", "JOIN_LEFT", "JOIN_RIGHT", "JOIN_FULL"):
         raise _Unsupported(join_type)
-    start_slot = min((s for item in inner_items for _, s in item.columns or ()), default=middle_slot)
     if join_type == "JOIN_INNER" and ref.quals is not None:
         # An inner join keeps only the rows its condition is true for.
         view = _Level(slots=level.slots, items=inner_items, parent=level.parent)
@@ -482,7 +507,9 @@ def _add_join(ref: Any, level: _Level, context: _Context) -> _Item:
             if any(index == s for _, s in merged) and join_type == "JOIN_FULL":
                 continue
             level.slots[index] = replace(level.slots[index], not_null=False)
-    item = _Item(None, columns, rel_visible=False, cols_visible=True)
+    # A system column name (ctid, ...) of a table inside binds to it, not to an outer query.
+    hidden = frozenset().union(*(inner.hidden for inner in inner_items))
+    item = _Item(None, columns, rel_visible=False, cols_visible=True, hidden=hidden)
     for inner in inner_items:
         inner.cols_visible = False
         if ref.alias is not None:
@@ -856,53 +883,3 @@ def _function(call: Any, level: _Level, context: _Context, grouped: bool) -> _Va
     if name in _PRESERVING:
         return _Value(all(v.not_null for v in args))
     return _UNKNOWN
-
-
-# --- names ---------------------------------------------------------------------------------
-
-
-def _derived_name(expression: Any) -> str | None:
-    """The name Postgres gives an unaliased result column (FigureColname), where this module is
-    sure of it; None otherwise."""
-    name, strength = _figure(expression)
-    return name if strength > 0 else "?column?"
-
-
-def _figure(expression: Any) -> tuple[str | None, int]:
-    from pglast import ast
-
-    if isinstance(expression, ast.ColumnRef):
-        last = expression.fields[-1]
-        return (last.sval, 2) if isinstance(last, ast.String) else (None, 2)
-    if isinstance(expression, ast.FuncCall):
-        return expression.funcname[-1].sval, 2
-    if isinstance(expression, ast.TypeCast):
-        name, strength = _figure(expression.arg)
-        if strength <= 1 and expression.typeName is not None and expression.typeName.names:
-            return expression.typeName.names[-1].sval, 1
-        return name, strength
-    if isinstance(expression, ast.CollateClause):
-        return _figure(expression.arg)
-    if isinstance(expression, ast.A_Expr):
-        return ("nullif", 2) if expression.kind.name == "AEXPR_NULLIF" else ("?column?", 0)
-    if isinstance(expression, ast.A_Const | ast.BoolExpr | ast.NullTest | ast.BooleanTest):
-        return "?column?", 0
-    if isinstance(expression, ast.CaseExpr):
-        name, strength = _figure(expression.defresult) if expression.defresult is not None else (None, 0)
-        return (name, strength) if strength > 1 else ("case", 1)
-    if isinstance(expression, ast.CoalesceExpr):
-        return "coalesce", 2
-    if isinstance(expression, ast.MinMaxExpr):
-        return ("greatest" if expression.op.name == "IS_GREATEST" else "least"), 2
-    if isinstance(expression, ast.A_ArrayExpr):
-        return "array", 2
-    if isinstance(expression, ast.RowExpr):
-        return "row", 2
-    if isinstance(expression, ast.GroupingFunc):
-        return "grouping", 2
-    if isinstance(expression, ast.SubLink) and expression.subLinkType.name in (
-        "EXISTS_SUBLINK",
-        "ARRAY_SUBLINK",
-    ):
-        return ("exists" if expression.subLinkType.name == "EXISTS_SUBLINK" else "array"), 2
-    return None, 2  # not predicted: None with a strength that keeps it

@@ -17,29 +17,35 @@ TEXT_TYPES = frozenset({25, 1043, 1042, 19})  # text, varchar, bpchar, name
 # or a materialized view's columns carry none; a foreign table's are not enforced by Postgres.
 _TRUSTED_KINDS = frozenset({"r", "p"})
 
-_COLUMNS = """
-SELECT a.attname, a.attnum, a.attnotnull, a.attgenerated, a.atttypid
-FROM pg_attribute a
-WHERE a.attrelid = %(oid)s AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum
-"""
-# A NOT NULL constraint added NOT VALID (PostgreSQL 18) sets attnotnull while old rows may hold
-# NULL; an inheritance child or partition is read with its parent, and a foreign partition's
-# constraints are not enforced at all. The names of the columns such a constraint leaves open,
-# and whether any descendant is foreign.
-_OPEN_COLUMNS = """
-WITH RECURSIVE tree(relid) AS (
-    SELECT %(oid)s::oid
+# A relation and its columns in one round trip. A NOT NULL constraint added NOT VALID (PostgreSQL
+# 18) sets attnotnull while old rows may hold NULL; an inheritance child or partition is read with
+# its parent, and a foreign partition's constraints are not enforced at all: such columns are open.
+_RELATION = """
+WITH RECURSIVE rel AS (
+    SELECT c.oid, c.relkind FROM pg_class c WHERE c.oid = to_regclass(%(name)s)
+), tree(relid) AS (
+    SELECT oid FROM rel
     UNION
     SELECT i.inhrelid FROM pg_inherits i JOIN tree ON i.inhparent = tree.relid
+), open AS (
+    SELECT a.attname
+    FROM pg_constraint k
+    JOIN tree ON k.conrelid = tree.relid
+    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)
+    WHERE k.contype = 'n' AND NOT k.convalidated
 )
-SELECT a.attname, false
-FROM pg_constraint c
-JOIN tree ON c.conrelid = tree.relid
-JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
-WHERE c.contype = 'n' AND NOT c.convalidated
-UNION ALL
-SELECT NULL, true FROM tree JOIN pg_class k ON k.oid = tree.relid WHERE k.relkind = 'f'
+SELECT rel.oid, rel.relkind,
+    EXISTS (SELECT 1 FROM tree JOIN pg_class f ON f.oid = tree.relid WHERE f.relkind = 'f'),
+    a.attname, a.attnum, a.attnotnull AND a.attname NOT IN (SELECT attname FROM open), a.atttypid
+FROM rel
+LEFT JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
+"""
+# Per function name: whether one outside pg_catalog exists (a user's function may be the one a
+# call resolves to), and whether every one is an aggregate.
+_FUNCTION = """
+SELECT bool_or(pronamespace <> 'pg_catalog'::regnamespace), bool_and(prokind = 'a')
+FROM pg_proc WHERE proname = %(name)s
 """
 
 
@@ -62,10 +68,9 @@ class Relation:
 class Catalog:
     connection: Any  # a sync psycopg Connection
     _relations: dict[str, Relation | None] = field(default_factory=dict)
-    _shadowed_functions: dict[str, bool] = field(default_factory=dict)
+    _functions: dict[str, tuple[bool, bool]] = field(default_factory=dict)  # (built-in, aggregate)
     _user_operators: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _reachable: dict[tuple[int, int], bool] = field(default_factory=dict)
-    _aggregates: dict[str, bool] = field(default_factory=dict)
     _types: dict[str, int | None] = field(default_factory=dict)
 
     def _rows(self, query: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -76,46 +81,36 @@ class Catalog:
         text = ".".join('"' + name.replace('"', '""') + '"' for name in names)
         if text in self._relations:
             return self._relations[text]
-        found = self._rows(
-            "SELECT c.oid, c.relkind FROM pg_class c WHERE c.oid = to_regclass(%(name)s)", {"name": text}
-        )
+        found = self._rows(_RELATION, {"name": text})
         relation = None
         if found:
-            oid, kind = int(found[0][0]), str(found[0][1])
-            open_names: set[str] = set()
-            foreign = False
-            if kind in _TRUSTED_KINDS:
-                for name, is_foreign in self._rows(_OPEN_COLUMNS, {"oid": oid}):
-                    foreign = foreign or bool(is_foreign)
-                    if name is not None:
-                        open_names.add(str(name))
+            oid, kind, foreign = int(found[0][0]), str(found[0][1]), bool(found[0][2])
             trusted = kind in _TRUSTED_KINDS and not foreign
             columns = tuple(
-                TableColumn(
-                    str(name),
-                    int(attnum),
-                    # A virtual generated column is computed at read time: only its own validated
-                    # NOT NULL constraint (checked on every write) makes it non-null.
-                    bool(notnull) and trusted and str(name) not in open_names,
-                    int(typid),
-                )
-                for name, attnum, notnull, _generated, typid in self._rows(_COLUMNS, {"oid": oid})
+                # A virtual generated column is computed at read time: only its own validated
+                # NOT NULL constraint (checked on every write) makes it non-null.
+                TableColumn(str(name), int(attnum), bool(not_null) and trusted, int(typid))
+                for _, _, _, name, attnum, not_null, typid in found
+                if name is not None
             )
             relation = Relation(oid, kind, columns)
         self._relations[text] = relation
         return relation
 
+    def view_definition(self, oid: int) -> str | None:
+        rows = self._rows("SELECT pg_catalog.pg_get_viewdef(%(oid)s::oid)", {"oid": oid})
+        return str(rows[0][0]) if rows and rows[0][0] else None
+
+    def _function(self, name: str) -> tuple[bool, bool]:
+        if name not in self._functions:
+            rows = self._rows(_FUNCTION, {"name": name})
+            shadowed, aggregate = rows[0] if rows else (None, None)
+            self._functions[name] = (not shadowed, bool(aggregate))
+        return self._functions[name]
+
     def builtin_function(self, name: str) -> bool:
-        """Whether every function called `name` is a built-in one (a user's function of the same
-        name, in any schema, may be the one a call resolves to)."""
-        if name not in self._shadowed_functions:
-            rows = self._rows(
-                "SELECT 1 FROM pg_proc WHERE proname = %(name)s "
-                "AND pronamespace <> 'pg_catalog'::regnamespace",
-                {"name": name},
-            )
-            self._shadowed_functions[name] = bool(rows)
-        return not self._shadowed_functions[name]
+        """Whether every function called `name` is a built-in one."""
+        return self._function(name)[0]
 
     def builtin_operator(self, name: str, left: int | None, right: int | None) -> bool:
         """Whether `left name right` (operand types when known; `left` None for a prefix operator
@@ -158,12 +153,7 @@ class Catalog:
 
     def aggregate(self, name: str) -> bool:
         """Whether every function called `name` is an aggregate (so a call of it is one)."""
-        if name not in self._aggregates:
-            rows = self._rows(
-                "SELECT bool_and(prokind = 'a') FROM pg_proc WHERE proname = %(name)s", {"name": name}
-            )
-            self._aggregates[name] = bool(rows and rows[0][0])
-        return self._aggregates[name]
+        return self._function(name)[1]
 
     def plain_type(self, type_name: str) -> int | None:
         """The type a cast to `type_name` (as written) converts to, when that cast turns a non-null

@@ -68,8 +68,6 @@ __all__ = [
     "text_loaders",
 ]
 
-# Postgres arrays have at most this many dimensions (MAXDIM): the array schema nests this deep.
-MAX_ARRAY_DIMENSIONS = 6
 # Type definitions nest (arrays of composites of ranges ...); past this depth it is a cycle.
 _MAX_DEPTH = 32
 

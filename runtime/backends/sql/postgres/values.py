@@ -5,7 +5,9 @@ settings of `session`; a text of the wrong form raises ValueError, never a wrong
 from __future__ import annotations
 
 import base64
+import json
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +16,7 @@ from .text import Bounds, parse_array, parse_composite, parse_multirange, parse_
 
 Converter = Callable[[str | None], Any]
 
+_MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 _NON_FINITE = frozenset({"NaN", "Infinity", "-Infinity"})
 _INFINITIES = frozenset({"infinity", "-infinity"})
 # A numeric with at most this many significant digits is a JSON number without loss.
@@ -91,7 +94,7 @@ def _numeric(text: str) -> Any:
     number = float(text)
     # At most 15 significant digits read back exactly from a double; outside the normal range
     # (Postgres numerics reach 1e-16383 and 1e131072) a double cannot hold them at all.
-    if len(digits) <= _NUMBER_DIGITS and (number == 0 or 1e-300 < abs(number) < 1e300):
+    if len(digits) <= _NUMBER_DIGITS and (not digits or 1e-300 < abs(number) < 1e300):
         return number
     return text
 
@@ -181,8 +184,17 @@ def _interval(text: str) -> str:
     return duck._iso_duration(int(years or 0) * 12 + int(months or 0), int(days or 0), micros)
 
 
+def _json_int(text: str) -> Any:
+    # jsonb keeps numbers of up to 131072 digits; Python refuses to read an int past 4300 digits
+    # (and the host could not write it): such a number stays its text, as 1e400 does.
+    return int(text) if len(text) <= _MAX_INT_DIGITS else text
+
+
 def _json(text: str) -> Any:
-    return duck._json(text)
+    """As DuckDB's JSON: parsed, a number a double cannot hold kept as its text."""
+    return json.loads(
+        text, parse_float=duck._json_float, parse_constant=duck._json_constant, parse_int=_json_int
+    )
 
 
 def _array(tree: dict[str, Any]) -> Converter:
