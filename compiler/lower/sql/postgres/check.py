@@ -42,6 +42,8 @@ def check_postgres(
     result = SqlCheck()
     data = source.server.server.postgres
     assert data is not None
+    if data.dsn.setting not in source.server.server.settings:
+        return result  # SQL_SETTING_UNKNOWN, reported by lowering: no database to check against
     started = time.monotonic()
     with build_database(source, build_settings, wall_seconds) as (build, problems):
         result.diagnostics += problems
