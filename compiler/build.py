@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,16 +26,20 @@ class BuildOutput:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
-    """Compile the given specs (default: every spec under specs/) into generated files."""
+def build(
+    project: Path, spec_paths: Iterable[Path] = (), settings: Mapping[str, str] | None = None
+) -> BuildOutput:
+    """Compile the given specs (default: every spec under specs/) into generated files.
+    `settings` are values given on the command line (`--set NAME=VALUE`): a database setting's
+    value is the database the build checks SQL statements against."""
     _importable(project)
-    paths = list(spec_paths) or discover_specs(project / "specs")
+    paths = spec_files(project, spec_paths)
     servers: list[ServerIR] = []
     files: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
     owners: dict[str, Path] = {}
     for path in paths:
-        result = compile_spec(path)
+        result = compile_spec(path, build_settings=settings)
         diagnostics.extend(result.diagnostics)
         server = result.value
         if server is None:
@@ -68,6 +72,29 @@ def build(project: Path, spec_paths: Iterable[Path] = ()) -> BuildOutput:
         )
         files.update(changelog_files(changelog, header_lines(named)))
     return BuildOutput(tuple(servers), files, tuple(sort_diagnostics(diagnostics)))
+
+
+def spec_files(project: Path, spec_paths: Iterable[Path] = ()) -> list[Path]:
+    return list(spec_paths) or discover_specs(project / "specs")
+
+
+def unknown_settings(project: Path, spec_paths: Iterable[Path], names: Iterable[str]) -> list[str]:
+    """The names, among `names`, that no spec of the build declares (itself or by implication)."""
+    from .lower.server import POSTGRES_SETTINGS, SQL_SETTINGS
+    from .spec.load import load_spec
+
+    known: set[str] = set()
+    for path in spec_files(project, spec_paths):
+        loaded = load_spec(path).value
+        if loaded is None:
+            continue
+        server = loaded.server.server
+        known.update(server.settings)
+        if server.postgres is not None:
+            known.update(POSTGRES_SETTINGS)
+        elif server.duckdb is not None:
+            known.update(SQL_SETTINGS)
+    return [name for name in names if name not in known]
 
 
 def stale_files(project: Path, output: BuildOutput) -> list[str]:

@@ -69,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         "specs", nargs="*", type=Path, metavar="SPEC", help="spec files or folders (default: specs/*)"
     )
     build.add_argument("--check", action="store_true", help="write nothing; exit 1 naming stale files")
+    build.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting's value for the build: a database setting (a PostgreSQL DSN) names the "
+        "database SQL statements are checked against; repeatable",
+    )
     build.set_defaults(run=_build)
 
     serve = verbs.add_parser("serve", help="serve a generated server over stdio or Streamable HTTP")
@@ -208,10 +216,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, interrupted_writes, stale_files, write_files
+    from .build import build, interrupted_writes, stale_files, unknown_settings, write_files
     from .diagnostics import has_errors
 
-    output = build(args.project, args.specs)
+    settings: dict[str, str] = {}
+    for item in args.set:
+        name, equals, value = item.partition("=")
+        if not equals or not name:
+            print(f"lynxc build: --set takes NAME=VALUE, got {item.split('=')[0]!r}", file=sys.stderr)
+            return EXIT_USAGE
+        settings[name.strip()] = value
+    unknown = unknown_settings(args.project, args.specs, settings)
+    if unknown:
+        print(
+            f"lynxc build: --set {unknown[0]}: no spec of this build declares a setting named '{unknown[0]}'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    output = build(args.project, args.specs, settings)
     for diag in output.diagnostics:
         print(diag.render(), file=sys.stderr)
     if has_errors(output.diagnostics):

@@ -196,6 +196,7 @@ class SqlColumnIR:
     name: str
     type_json: str
     nullable: bool
+    sql_type: str = ""  # the database's name of the type, where the tree does not carry one
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,62 @@ class SqlDataIR:
 
 
 @dataclass(frozen=True)
+class PgParamIR:
+    """A declared parameter of a Postgres SQL tool and the type Postgres inferred for its $n."""
+
+    name: str
+    type: str  # format_type() of the inferred type: `integer`, `text`, `mpaa_rating`
+    oid: int
+
+
+@dataclass(frozen=True)
+class PgToolIR:
+    """A tool whose behaviour is one PostgreSQL statement, as prepared against the build database."""
+
+    tool: str
+    statement: str  # as written, with $name
+    wrapped: str  # what runs: $1..$n, under the row cap when it reads
+    params: tuple[PgParamIR, ...]  # in $1..$n order
+    columns: tuple[SqlColumnIR, ...]
+    result: str
+    max_rows: int
+    read_only: bool
+    source: str  # the .sql file it is written in, or "" when inline in the spec
+    depends_json: str  # canonical JSON of the catalog entries the statement depends on
+    fingerprint: str  # sha256 of depends_json
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "statement": self.statement,
+            "wrapped": self.wrapped,
+            "params": [{"name": p.name, "type": p.type, "oid": p.oid} for p in self.params],
+            "columns": [
+                {"name": c.name, "type": json.loads(c.type_json), "nullable": c.nullable}
+                for c in self.columns
+            ],
+            "result": self.result,
+            "max_rows": self.max_rows,
+            "read_only": self.read_only,
+            "depends": json.loads(self.depends_json),
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True)
+class PgDataIR:
+    """A server's PostgreSQL database and its SQL tools, as generated/<server>/sql.json holds them."""
+
+    dsn_setting: str
+    writable: bool
+    shape: str  # what the build prepared against: `schema: PATH`, or `database given at build`
+    tools: tuple[PgToolIR, ...]
+
+
+POSTGRES_POOL_SETTING = "postgres_pool_size"
+POSTGRES_DEFAULT_POOL_SIZE = 10
+
+
+@dataclass(frozen=True)
 class ServerIR:
     name: str
     version: str
@@ -262,7 +319,7 @@ class ServerIR:
     version_span: Span
     acknowledgements: tuple[AcknowledgementIR, ...] = ()
     resources: tuple[ResourceIR, ...] = ()
-    sql: SqlDataIR | None = None
+    sql: SqlDataIR | PgDataIR | None = None
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads
@@ -282,6 +339,14 @@ def sql_document(server: ServerIR) -> dict[str, Any]:
     """The content of generated/<server>/sql.json (without its `_generated` header)."""
     sql = server.sql
     assert sql is not None
+    if isinstance(sql, PgDataIR):
+        return {
+            "format": SQL_FORMAT,
+            "engine": "postgres",
+            "data": {"dsn_setting": sql.dsn_setting, "writable": sql.writable, "shape": sql.shape},
+            "settings": {"timeout": SQL_TIMEOUT_SETTING, "pool_size": POSTGRES_POOL_SETTING},
+            "tools": {t.tool: t.entry() for t in sql.tools},
+        }
     database = (
         {
             "setting": sql.database_setting,

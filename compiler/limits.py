@@ -69,3 +69,12 @@ SQL_CHECK_CPU_SECONDS = 30.0
 SQL_CHECK_WALL_SECONDS = 600.0
 # A sample stands in for the data at build time: a few rows are enough to give the types.
 MAX_SQL_SAMPLE_BYTES = 64 * 1024 * 1024
+
+# SQL tools over PostgreSQL (compiler/lower/sql/postgres). Preparing a statement takes
+# milliseconds; a build database that does not answer, a lock that never frees or a schema file
+# that loops must end the build with a diagnostic, not hang it. Postgres works in its own
+# process, so these are wall-clock limits: a connection attempt, one statement (the schema file
+# is one), and the whole check of a server's statements.
+PG_CONNECT_TIMEOUT_SECONDS = 10
+PG_STATEMENT_TIMEOUT_SECONDS = 60.0
+PG_CHECK_WALL_SECONDS = 300.0

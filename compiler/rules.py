@@ -413,6 +413,19 @@ _RULES = (
         "sql",
         "Checking a statement against the declared data ends within the time limit.",
     ),
+    # sql over PostgreSQL (compiler/lower/sql/postgres)
+    Rule(
+        "SQL_ENGINE_CONFLICT",
+        "error",
+        "sql",
+        "A server declares one database for its SQL tools: duckdb, postgres or sqlite.",
+    ),
+    Rule(
+        "SQL_DATABASE_UNREACHABLE",
+        "error",
+        "sql",
+        "The database given at build (`lynxc build --set SETTING=DSN`) accepts the build's connection.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

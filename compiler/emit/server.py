@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from ..ir import ResourceIR, ServerIR, SqlToolIR, ToolIR, canonical_json, resources_document, sql_document
+from ..ir import (
+    PgToolIR,
+    ResourceIR,
+    ServerIR,
+    SqlToolIR,
+    ToolIR,
+    canonical_json,
+    resources_document,
+    sql_document,
+)
 from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
 from .models import (
@@ -157,7 +166,7 @@ def _bindings(server: ServerIR) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | None = None) -> dict[str, Any]:
+def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | PgToolIR | None = None) -> dict[str, Any]:
     schema = tool.input_schema
     required = set(schema.get("required", []))
     params = [
@@ -173,14 +182,15 @@ def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | None = None) -> d
     return {"ir": tool, "wire": wire_tool(tool), "params": params, "score": score, "sql": _sql_doc(sql)}
 
 
-def _sql_doc(sql: SqlToolIR | None) -> dict[str, Any] | None:
+def _sql_doc(sql: SqlToolIR | PgToolIR | None) -> dict[str, Any] | None:
     """What the README shows of a SQL tool: its statement and the columns it returns."""
     if sql is None:
         return None
     columns = []
     for column in sql.columns:
         tree = json.loads(column.type_json)
-        columns.append({"name": column.name, "type": tree["sql"], "nullable": column.nullable})
+        name = tree.get("sql") or column.sql_type
+        columns.append({"name": column.name, "type": name, "nullable": column.nullable})
     return {"ir": sql, "columns": columns}
 
 

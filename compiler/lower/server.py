@@ -20,6 +20,8 @@ from lynxc.runtime.backends.sql.catalog import (
 from ..backticks import code_spans
 from ..diagnostics import Diagnostic, Result, Span, has_errors
 from ..ir import (
+    POSTGRES_DEFAULT_POOL_SIZE,
+    POSTGRES_POOL_SETTING,
     AcknowledgementIR,
     CapIR,
     ParamIR,
@@ -86,6 +88,22 @@ SQL_SETTINGS = {
 }
 
 
+# A Postgres server's implied settings: the same timeout, and the size of its connection pool.
+POSTGRES_SETTINGS = {
+    TIMEOUT_SETTING: SQL_SETTINGS[TIMEOUT_SETTING].model_copy(
+        update={"description": "Seconds a statement may run before PostgreSQL cancels it and the call fails."}
+    ),
+    POSTGRES_POOL_SETTING: SchemaNode(
+        type="integer",
+        minimum=1,
+        maximum=1000,
+        default=POSTGRES_DEFAULT_POOL_SIZE,
+        description="Connections to PostgreSQL the server keeps open at most; calls beyond them wait.",
+    ),
+}
+SQL_ENGINES_ALL = ("duckdb", "postgres", "sqlite")
+
+
 def backend_name(tool: Tool) -> str:
     """The backend a tool binds: a SQL tool binds the built-in that runs its statement."""
     return SQL_BACKEND if isinstance(tool.backend, SqlBackend) else tool.backend
@@ -99,9 +117,12 @@ def _with_sql_caps(source: ToolSource) -> ToolSource:
     return ToolSource(source.doc, source.tool.model_copy(update={"caps": caps}), source.base)
 
 
-def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR]:
+def lower(
+    source: SpecSource, *, check_backends: bool = True, build_settings: Mapping[str, str] | None = None
+) -> Result[ServerIR]:
     """`check_backends=False` skips importing backends: `lynxc diff` reads old specs whose
-    backends may no longer exist, and needs only their wire form."""
+    backends may no longer exist, and needs only their wire form. `build_settings` are the
+    setting values given on the build's command line (`--set`): only a database's are read."""
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
@@ -149,8 +170,11 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                     node, ("server", "settings", name)
                 )
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
+    diagnostics.extend(_check_engines(source))
     if sql_tools:
-        for name, node in SQL_SETTINGS.items():
+        implied = POSTGRES_SETTINGS if server.postgres is not None else SQL_SETTINGS
+        diagnostics.extend(_check_dsn_setting(source))
+        for name, node in implied.items():
             if name not in server.settings:  # implied, as the records settings are
                 implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
@@ -195,6 +219,9 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
     synthesized_names = {t.tool.name for t in synthesized}
     tool_names = [t.tool.name for t in all_sources]
     setting_names = {s.name for s in settings}
+    if server.postgres is not None:
+        # The runtime's sql.query declares DuckDB's thread setting; a Postgres server has none.
+        setting_names.add(THREADS_SETTING)
     tools: list[ToolIR] = []
     seen: set[str] = set()
     unchecked: set[str] = set()
@@ -226,7 +253,12 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
     sql = None
     spec_files = source.files
     if sql_tools:
-        checked = check_sql(source, sql_tools, {t.name: t for t in tools if t.name not in unchecked})
+        checked = check_sql(
+            source,
+            sql_tools,
+            {t.name: t for t in tools if t.name not in unchecked},
+            build_settings=build_settings,
+        )
         diagnostics.extend(checked.diagnostics)
         tools = [checked.tools.get(t.name, t) for t in tools]
         sql = checked.data
@@ -255,6 +287,43 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
         ),
         tuple(diagnostics),
     )
+
+
+def _check_engines(source: SpecSource) -> list[Diagnostic]:
+    """At most one database per server: the second declared is the one reported."""
+    server = source.server.server
+    declared = [name for name in SQL_ENGINES_ALL if getattr(server, name, None) is not None]
+    doc = source.server_doc
+    return [
+        diagnostic(
+            "SQL_ENGINE_CONFLICT",
+            f"the server declares both {declared[0]} and {name}: its SQL tools read one database",
+            doc.span(("server", name), key=True),
+            "keep one; a second database is a second server",
+        )
+        for name in declared[1:]
+    ]
+
+
+def _check_dsn_setting(source: SpecSource) -> list[Diagnostic]:
+    """The setting a Postgres DSN comes from is declared, as a string."""
+    data = source.server.server.postgres
+    if data is None:
+        return []
+    settings = source.server.server.settings
+    node = settings.get(data.dsn.setting)
+    if node is not None and node.type == "string":
+        return []
+    return [
+        diagnostic(
+            "SQL_SETTING_UNKNOWN",
+            f"setting '{data.dsn.setting}' holds the database's connection string: declare it under "
+            "server.settings as a string"
+            + ("" if node is None else f" (it is declared as {node.type or 'untyped'})"),
+            source.server_doc.span(("server", "postgres", "dsn", "setting")),
+            did_you_mean(data.dsn.setting, list(settings)) if node is None else None,
+        )
+    ]
 
 
 def _check_synthesized_names(
@@ -540,9 +609,11 @@ def _binding_problems(
         )
 
 
-def compile_spec(path: Path, *, check_backends: bool = True) -> Result[ServerIR]:
+def compile_spec(
+    path: Path, *, check_backends: bool = True, build_settings: Mapping[str, str] | None = None
+) -> Result[ServerIR]:
     loaded = load_spec(path)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
-    lowered = lower(loaded.value, check_backends=check_backends)
+    lowered = lower(loaded.value, check_backends=check_backends, build_settings=build_settings)
     return Result(lowered.value, loaded.diagnostics + lowered.diagnostics)

@@ -196,6 +196,31 @@ class DuckDBData(_Strict):
     )
 
 
+class SettingRef(_Strict):
+    """A value the server reads from one of its settings (never written in the spec)."""
+
+    setting: StrictStr = Field(description="The server setting that holds the value.")
+
+
+class PostgresData(_Strict):
+    """The PostgreSQL database a server's SQL tools read; its DSN only ever from a setting."""
+
+    dsn: SettingRef = Field(description="The setting holding the connection string (postgresql://...).")
+    schema_: StrictStr | None = Field(
+        None,
+        alias="schema",
+        description="A .sql file beside the spec of CREATE statements (e.g. pg_dump --schema-only): "
+        "without a build-time DSN (`lynxc build --set SETTING=...`), the build starts a PostgreSQL of "
+        "its own, loads it and checks the statements there.",
+    )
+    allow_writes: StrictBool = Field(
+        False, description="Let tools annotated destructiveHint: true run statements that write."
+    )
+
+
+SQL_ENGINES = ("duckdb", "postgres")
+
+
 class Server(_Strict):
     name: StrictStr
     version: StrictStr
@@ -209,6 +234,9 @@ class Server(_Strict):
     )
     lint: LintConfig | None = Field(None, description="Lint suppressions for every tool of the server.")
     duckdb: DuckDBData | None = Field(None, description="The DuckDB data of the server's SQL tools.")
+    postgres: PostgresData | None = Field(
+        None, description="Or the PostgreSQL database of the server's SQL tools."
+    )
 
 
 # Names lowering checks with a did-you-mean; listed here too so editors complete them.

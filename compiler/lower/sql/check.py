@@ -10,6 +10,7 @@ a diagnostic, never a hung build, and a loaded machine never trips it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ...diagnostics import Diagnostic
@@ -44,18 +45,24 @@ def check_sql(
     *,
     cpu_seconds: float = SQL_CHECK_CPU_SECONDS,
     wall_seconds: float = SQL_CHECK_WALL_SECONDS,
+    build_settings: Mapping[str, str] | None = None,
 ) -> SqlCheck:
     result = SqlCheck()
     if not sql_tools:
         return result
+    if source.server.server.postgres is not None:
+        from .postgres.check import check_postgres
+
+        return check_postgres(source, sql_tools, lowered, build_settings or {})
     if source.server.server.duckdb is None:
         first = sql_tools[0]
         result.diagnostics.append(
             diagnostic(
                 "SQL_DATA_MISSING",
-                f"tool '{first.tool.name}' runs SQL, but the server declares no DuckDB data",
+                f"tool '{first.tool.name}' runs SQL, but the server declares no database",
                 first.doc.span((*first.base, "backend")),
-                "declare it under server: duckdb: {views: {NAME: {reader, setting, columns or sample}}}",
+                "declare it under server: duckdb: {views: {NAME: {reader, setting, columns or sample}}}, "
+                "or server: postgres: {dsn: {setting: NAME}, schema: schema.sql}",
             )
         )
         return result

@@ -145,12 +145,14 @@ _DATE_PATTERN = r"[+-]?[0-9]{4,}-[0-9]{2}-[0-9]{2}"
 class UnsupportedType(Exception):
     """A result type with no JSON rendering; the compiler reports it as SQL_TYPE_UNSUPPORTED."""
 
-    def __init__(self, sql_type: str, within: str | None = None, hint: str | None = None):
+    def __init__(
+        self, sql_type: str, within: str | None = None, hint: str | None = None, engine: str = "DuckDB"
+    ):
         self.sql_type = sql_type
         self.within = within
         where = f" (in {within})" if within and within != sql_type else ""
         hint = hint or "CAST the column to a type that has one, e.g. CAST(column AS VARCHAR)"
-        super().__init__(f"DuckDB type {sql_type}{where} has no JSON rendering: {hint}")
+        super().__init__(f"{engine} type {sql_type}{where} has no JSON rendering: {hint}")
 
 
 # --- type tree ----------------------------------------------------------------------------------
@@ -213,7 +215,8 @@ def same_type(a: dict[str, Any], b: dict[str, Any]) -> bool:
         for (name_a, tree_a), (name_b, tree_b) in zip(left, right, strict=True):
             if name_a != name_b or not same_type(tree_a, tree_b):
                 return False
-    return all(a.get(key) == b.get(key) for key in ("precision", "scale", "size", "values"))
+    keys = ("precision", "scale", "size", "values", "max_length", "length", "varying", "nan", "infinite")
+    return all(a.get(key) == b.get(key) for key in (*keys, "domain", "delimiter"))
 
 
 # --- JSON Schema --------------------------------------------------------------------------------
@@ -253,17 +256,22 @@ def _schema(tree: dict[str, Any]) -> dict[str, Any]:
     if tid == "decimal":
         precision, scale = tree["precision"], tree["scale"]
         if precision <= MAX_NUMBER_DECIMAL_PRECISION:
-            return {"type": "integer" if scale == 0 else "number"}
-        fraction = rf"\.[0-9]{{{scale}}}" if scale else ""
-        return {"type": "string", "pattern": f"^-?[0-9]+{fraction}$"}
+            schema = {"type": "integer" if scale == 0 else "number"}
+        else:
+            fraction = rf"\.[0-9]{{{scale}}}" if scale else ""
+            schema = {"type": "string", "pattern": f"^-?[0-9]+{fraction}$"}
+        # Postgres stores NaN even in a constrained numeric column.
+        return {"anyOf": [schema, {"enum": ["NaN"]}]} if tree.get("nan") else schema
     if tid == "varchar":
+        if "max_length" in tree:  # Postgres varchar(n), char(n): n characters at most
+            return {"type": "string", "maxLength": tree["max_length"]}
         return {"type": "string"}
     if tid == "json":
         return {}
     if tid == "blob":
         return {"type": "string", "contentEncoding": "base64"}
     if tid == "bit":
-        return {"type": "string", "pattern": "^[01]+$"}
+        return _bit_schema(tree)
     if tid == "boolean":
         return {"type": "boolean"}
     if tid == "uuid":
@@ -302,7 +310,10 @@ def _schema(tree: dict[str, Any]) -> dict[str, Any]:
     if tid == "interval":
         part = r"-?[0-9]+"
         clock = rf"T({part}H)?({part}M)?({part}(\.[0-9]{{1,6}})?S)?"
-        return {"type": "string", "pattern": rf"^-?P({part}Y)?({part}M)?({part}D)?({clock})?$"}
+        pattern = rf"^-?P({part}Y)?({part}M)?({part}D)?({clock})?$"
+        if tree.get("infinite"):  # Postgres 17+: 'infinity', '-infinity'
+            return {"type": "string", "anyOf": [{"pattern": pattern}, {"enum": list(_INFINITIES)}]}
+        return {"type": "string", "pattern": pattern}
     if tid == "list":
         return {"type": "array", "items": _or_null(_schema(tree["child"]))}
     if tid == "array":
@@ -339,7 +350,93 @@ def _schema(tree: dict[str, Any]) -> dict[str, Any]:
         if {} in members:
             return {}
         return _or_null({"anyOf": members})
+    if tid in _POSTGRES_SCHEMAS:
+        return _POSTGRES_SCHEMAS[tid](tree)
     raise UnsupportedType(tree.get("sql", tid))
+
+
+def _bit_schema(tree: dict[str, Any]) -> dict[str, Any]:
+    if tree.get("varying"):  # Postgres varbit(n): at most n bits, maybe none
+        schema: dict[str, Any] = {"type": "string", "pattern": "^[01]*$"}
+        if "length" in tree:
+            schema["maxLength"] = tree["length"]
+        return schema
+    if "length" in tree:  # Postgres bit(n): exactly n bits
+        return {
+            "type": "string",
+            "pattern": "^[01]+$",
+            "minLength": tree["length"],
+            "maxLength": tree["length"],
+        }
+    return {"type": "string", "pattern": "^[01]+$"}
+
+
+# --- Postgres-only type trees (runtime/backends/sql/postgres/types.py makes them) ----------------
+
+# Postgres arrays have at most 6 dimensions (MAXDIM), all of one depth in a value.
+_PG_MAX_ARRAY_DIMENSIONS = 6
+_IPV4 = r"[0-9]{1,3}(\.[0-9]{1,3}){3}"
+_IPV6 = r"[0-9a-f:]*:[0-9a-f:]*([0-9]{1,3}(\.[0-9]{1,3}){3})?"
+_MAC = "[0-9a-f]{2}"
+
+
+def _options(*schemas: dict[str, Any]) -> dict[str, Any]:
+    """A schema accepting what any of `schemas` accepts, with nested anyOf flattened."""
+    options: list[dict[str, Any]] = []
+    for schema in schemas:
+        if schema == {}:
+            return {}
+        for option in schema["anyOf"] if list(schema) == ["anyOf"] else [schema]:
+            if option not in options:
+                options.append(option)
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _pg_array_schema(tree: dict[str, Any]) -> dict[str, Any]:
+    # One level per possible dimension: an item is an element (or null) or a sub-array.
+    element = _or_null(_schema(tree["child"]))
+    schema: dict[str, Any] = {"type": "array", "items": element}
+    for _ in range(_PG_MAX_ARRAY_DIMENSIONS - 1):
+        schema = {"type": "array", "items": _options(element, schema)}
+    return schema
+
+
+def _range_schema(tree: dict[str, Any]) -> dict[str, Any]:
+    bound = _or_null(_schema(tree["child"]))
+    flag = {"type": "boolean"}
+    properties = {
+        "lower": bound,
+        "upper": bound,
+        "lower_inclusive": flag,
+        "upper_inclusive": flag,
+        "empty": flag,
+    }
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+_POSTGRES_SCHEMAS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    # Unconstrained numeric: a number when exact, else its text; NaN and infinities as words.
+    "numeric": lambda tree: {
+        "anyOf": [
+            {"type": "number"},
+            {"type": "string", "pattern": r"^-?[0-9]+(\.[0-9]+)?$"},
+            {"enum": list(_NON_FINITE)},
+        ]
+    },
+    "pg_array": _pg_array_schema,
+    "range": _range_schema,
+    "multirange": lambda tree: {"type": "array", "items": _range_schema(tree["child"])},
+    "inet": lambda tree: {"type": "string", "pattern": f"^({_IPV4}|{_IPV6})(/[0-9]{{1,3}})?$"},
+    "cidr": lambda tree: {"type": "string", "pattern": f"^({_IPV4}|{_IPV6})/[0-9]{{1,3}}$"},
+    "macaddr": lambda tree: {"type": "string", "pattern": f"^{_MAC}(:{_MAC}){{5}}$"},
+    "macaddr8": lambda tree: {"type": "string", "pattern": f"^{_MAC}(:{_MAC}){{7}}$"},
+    "money": lambda tree: {"type": "string"},  # as Postgres prints it, by its lc_monetary
+}
 
 
 def _time_pattern(tid: str) -> str:
