@@ -718,6 +718,7 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
+    from lynxc.runtime.redact import redact
     from lynxc.runtime.setting_paths import resolve_paths
     from lynxc.runtime.settings import env_name, placeholder
 
@@ -734,7 +735,15 @@ def _config(args: argparse.Namespace) -> int:
         if name not in defaults:
             env[env_name(name)] = placeholder(node)  # never null: that reads as a value to fill in
         elif node.get("type") == "string":
-            env[env_name(name)] = defaults[name]
+            # A default URL with a password (it belongs in the environment, not the spec) is
+            # printed without it: the client's config gets the real one from its owner.
+            env[env_name(name)] = redact(defaults[name])
+            if env[env_name(name)] != defaults[name]:
+                print(
+                    f"lynxc config: the default of setting {name!r} holds a password: shown as ***, "
+                    f"put the real one in {env_name(name)}",
+                    file=sys.stderr,
+                )
         else:
             env[env_name(name)] = json.dumps(defaults[name])
     entry = {

@@ -32,6 +32,7 @@ from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
 from .errors import ToolError
 from .output_validation import OutputValidator
+from .redact import redact
 from .startup_checks import DeferredChecks, backend_checks, backend_package
 from .wire_values import NotJSONError, encode_json, to_wire
 
@@ -201,7 +202,8 @@ class _StrictServer(Server[Any]):
 
 
 def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=_sendable(message))], is_error=True)
+    # A backend's message may quote a database URL (a driver's error): never its password.
+    return types.CallToolResult(content=[types.TextContent(text=_sendable(redact(message)))], is_error=True)
 
 
 def _sendable(text: str) -> str:

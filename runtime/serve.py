@@ -12,6 +12,7 @@ import anyio
 from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, HttpOptions
 from .definition import ServerDefinition
 from .host import ToolHost
+from .redact import RedactingFilter
 
 Transport = Literal["stdio", "http"]
 
@@ -28,6 +29,8 @@ def serve(
 ) -> None:
     # Logs go to stderr: on stdio, stdout carries the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # a logged error may quote a database URL
+        handler.addFilter(RedactingFilter())
     server = ToolHost(definition, settings, page_size=page_size).server()
     if transport == "stdio":
         anyio.run(_serve_stdio, server)

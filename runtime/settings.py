@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .redact import redact
+
 ENV_PREFIX = "LYNXC_"
 # What `lynxc config` writes for a setting that has no default; recognised when serving, so
 # a copied entry that was never filled in is refused rather than taken as a value.
@@ -36,6 +38,7 @@ class SettingsError(Exception):
     """Setting values that are not valid for their declared schema: one line per problem."""
 
     def __init__(self, problems: list[str]):
+        problems = [redact(problem) for problem in problems]  # a problem may quote a DSN's value
         super().__init__("\n".join(problems))
         self.problems = problems
 

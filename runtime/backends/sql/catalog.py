@@ -125,6 +125,7 @@ class SqlCatalog:
     threads_setting: str
     timeout_setting: str
     tools: Mapping[str, SqlTool]
+    engine: str = "duckdb"
 
     def data_settings(self) -> tuple[str, ...]:
         """Every setting that names data this server reads (the database first)."""
@@ -142,6 +143,13 @@ def parse_catalog(text: str) -> SqlCatalog:
     root.object()
     if document.get("format") != FORMAT:
         raise CatalogError(f"sql.json: format {document.get('format')!r} (this runtime reads {FORMAT})")
+    engine = document.get("engine", "duckdb")
+    if engine == "postgres":
+        from .postgres.catalog import parse_pg_catalog
+
+        return parse_pg_catalog(document)  # type: ignore[return-value]  # run_sql dispatches on .engine
+    if engine != "duckdb":
+        raise CatalogError(f"sql.json: engine {engine!r} is not one this runtime serves")
     data = root.key("data").object()
     database_node = data.key("database", None)
     database = None if database_node.value is None else _database(database_node)

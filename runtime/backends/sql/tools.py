@@ -55,18 +55,16 @@ SHOWN_VALUE_CHARS = 60
 async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     catalog, tool = _tool(ctx)
     arguments = _arguments(params)
-    database = await ctx.run_sync(database_for, ctx.server, catalog, ctx.settings)
-    problem = database.problems.get(tool.name)
-    if problem is not None:
-        raise ToolError(problem)
-    values = bind_values(database, tool, arguments)
     # The statement already stops at max_rows + 1; a smaller cap (never larger) cuts further.
     limit = max(1, min(int(ctx.caps.get("max_rows", tool.max_rows)), tool.max_rows))
     wanted = 1 if tool.result == "one" else limit + 1
-    statement, convert = database.statements[tool.name], database.converters[tool.name]
-    work = partial(fetch_rows, statement, values, wanted, convert)
     seconds = _timeout(catalog, ctx.settings)
-    rows, fetched = await run_interruptible(Call(database), work, seconds, catalog, ctx)
+    if catalog.engine == "postgres":
+        from .postgres.run import fetch_pg_rows
+
+        rows, fetched = await fetch_pg_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
+    else:
+        rows, fetched = await _fetch_duckdb(catalog, tool, arguments, wanted, seconds, ctx)
     if tool.result == "one":
         if not rows:
             raise ToolError(f"no row matched {describe_arguments(tool, arguments)}")
@@ -78,6 +76,24 @@ async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
         fit_list_to_json_cap(result, "rows", "truncated", int(cap))
     result["row_count"] = len(result["rows"])
     return result
+
+
+async def _fetch_duckdb(
+    catalog: SqlCatalog,
+    tool: SqlTool,
+    arguments: dict[str, Any],
+    wanted: int,
+    seconds: float,
+    ctx: ToolContext,
+) -> tuple[list[dict[str, Any]], int]:
+    database = await ctx.run_sync(database_for, ctx.server, catalog, ctx.settings)
+    problem = database.problems.get(tool.name)
+    if problem is not None:
+        raise ToolError(problem)
+    values = bind_values(database, tool, arguments)
+    statement, convert = database.statements[tool.name], database.converters[tool.name]
+    work = partial(fetch_rows, statement, values, wanted, convert)
+    return await run_interruptible(Call(database), work, seconds, catalog, ctx)
 
 
 def _tool(ctx: ToolContext) -> tuple[SqlCatalog, SqlTool]:

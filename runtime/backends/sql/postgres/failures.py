@@ -1,0 +1,63 @@
+"""Postgres errors as the messages a tool call answers with (never a protocol error).
+
+Messages go to the caller and to the server's log: every text passes through `redact`, since a
+driver quotes the DSN it failed to reach.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from lynxc.runtime.errors import ToolError
+from lynxc.runtime.redact import redact
+
+from .catalog import PgParam, PgTool
+
+# Postgres names the bound parameter it could not read: "unnamed portal parameter $2 = '...'".
+_PARAMETER = re.compile(r"portal parameter \$([0-9]+)")
+AUTH_STATES = frozenset({"28000", "28P01"})  # invalid authorization, invalid password
+
+
+def first_line(text: str) -> str:
+    return redact(text.strip().splitlines()[0] if text.strip() else text)
+
+
+def unreachable(err: BaseException | str) -> ToolError:
+    return ToolError(f"database unreachable: {first_line(str(err))}")
+
+
+def is_auth_failure(err: BaseException) -> bool:
+    state = getattr(err, "sqlstate", None)
+    return state in AUTH_STATES or "password authentication failed" in str(err)
+
+
+def statement_error(err: Any, tool: PgTool, timeout_setting: str, seconds: float) -> ToolError:
+    """A psycopg.Error raised by a tool's statement -> the call's error, by SQLSTATE."""
+    state = getattr(err, "sqlstate", None) or ""
+    diag = getattr(err, "diag", None)
+    message = first_line(getattr(diag, "message_primary", None) or str(err))
+    if state == "57014":
+        return ToolError(
+            f"the statement ran longer than {seconds:g} s (setting {timeout_setting!r}) and was "
+            "cancelled on the server; narrow it with more specific arguments"
+        )
+    if state == "25006":
+        return ToolError(
+            f"{tool.name!r} is read-only and its statement tried to write ({message}); nothing was written"
+        )
+    if state.startswith("22"):
+        name = _parameter_named(getattr(diag, "context", None) or "", tool.params)
+        return ToolError(f"{name}: {message}" if name else f"invalid input: {message}")
+    if state.startswith("08") or state in ("57P01", "57P02", "57P03"):
+        return unreachable(message)
+    return ToolError(f"PostgreSQL {state or 'error'}: {message}")
+
+
+def _parameter_named(context: str, params: Sequence[PgParam]) -> str | None:
+    found = _PARAMETER.search(context)
+    if found is None:
+        return None
+    index = int(found.group(1)) - 1
+    return params[index].name if 0 <= index < len(params) else None
