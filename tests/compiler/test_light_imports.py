@@ -25,6 +25,8 @@ RUNTIME_WEIGHT = (
     "trafilatura",
     "httpx",
     "mcp",
+    "psycopg",  # Postgres SQL tools: only a server with `postgres:` loads them at build
+    "pglast",
 )
 
 

@@ -19,7 +19,12 @@ from ...spec.load import ToolSource
 from .positions import SqlText
 
 # The range of each SQL type a parameter binds as that has one narrower than JSON's integers.
-SQL_TYPE_RANGES = {"BIGINT": (-(2**63), 2**63 - 1)}
+# (DuckDB binds every integer parameter as BIGINT; Postgres infers smallint, integer or bigint.)
+SQL_TYPE_RANGES = {
+    "BIGINT": (-(2**63), 2**63 - 1),
+    "INTEGER": (-(2**31), 2**31 - 1),
+    "SMALLINT": (-(2**15), 2**15 - 1),
+}
 _BOUNDS = (("minimum", "exclusiveMinimum", 0), ("maximum", "exclusiveMaximum", 1))
 
 

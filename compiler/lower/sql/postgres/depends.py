@@ -117,6 +117,8 @@ def _quoted(name: str) -> str:
 
 
 def _relation(connection: Any, oid: int, used: set[int], depends: Depends, types: set[int]) -> None:
+    """The relation with the columns the statement uses (every column when only its name is
+    known); read as a whole (count(*)), no column: a dropped or renamed relation still shows."""
     row = connection.execute(
         "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE c.oid = %s",
@@ -129,7 +131,7 @@ def _relation(connection: Any, oid: int, used: set[int], depends: Depends, types
         "SELECT attname, format_type(atttypid, atttypmod), attnotnull, atttypid::int8 FROM pg_attribute"
         " WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped AND (attnum = ANY(%s) OR %s)"
         " ORDER BY attnum",
-        [oid, sorted(used), not used],
+        [oid, sorted(used), not depends.exact],
     ):
         described[name] = type_name + (" not null" if not_null else "")
         types.add(int(type_oid))

@@ -86,11 +86,14 @@ def read_statement(text: str) -> Reading:
             relation = node["relation"]
             reading.relations.append((relation.get("schemaname"), relation.get("relname", "")))
         if kind in _WRITES and node is not body:
-            location = node.get("relation", {}).get("location")
+            at = _at(text, node.get("relation", {}).get("location"))
+            if at is not None:  # the keyword before the table it writes
+                found = text.upper().rfind(_WRITES[kind], 0, at)
+                at = found if found >= 0 else at
             reading.refusals.append(
                 (
                     f"a data-modifying {_WRITES[kind]} inside the statement (a WITH that writes)",
-                    _at(text, location),
+                    at,
                 )
             )
         elif kind == "SelectStmt":

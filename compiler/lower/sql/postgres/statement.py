@@ -125,13 +125,7 @@ def check_statement(
         rewritten = rewrite(body)
         reading = read_statement(rewritten.text)
     except ParseError as err:
-        location = err.args[1] if len(err.args) > 1 else None
-        offset = _parse_offset(body, rewritten_or_none(body), location)
-        return None, [
-            diagnostic(
-                "SQL_SYNTAX", f"PostgreSQL cannot parse the statement: {err.args[0]}", where.span(offset)
-            )
-        ]
+        return None, [_syntax_problem(connection, body, err, where)]
     if rewritten.positional:
         return None, [
             diagnostic(
@@ -223,17 +217,22 @@ def check_statement(
     )
 
 
-def rewritten_or_none(body: str) -> Rewrite | None:
+def _syntax_problem(connection: Any, body: str, err: Exception, where: SqlText) -> Diagnostic:
+    """A syntax error placed by Postgres itself: its position counts characters of the text it
+    parsed (pglast's counts neither bytes nor characters past a non-ASCII one)."""
+    rewritten: Rewrite | None
     try:
-        return rewrite(body)
-    except Exception:  # the scanner itself failed: its place is in the text as written
-        return None
-
-
-def _parse_offset(body: str, rewritten: Rewrite | None, location: Any) -> int | None:
-    if not isinstance(location, int) or location < 0:
-        return None
-    return rewritten.original(location) if rewritten is not None else location
+        rewritten = rewrite(body)
+    except Exception:  # the scanner failed (an unterminated string): Postgres reads it as written
+        rewritten = None
+    message, offset = str(err.args[0]), None
+    try:
+        prepare(connection, rewritten.text if rewritten is not None else body)
+    except PrepareError as problem:
+        message = problem.message
+        if problem.position is not None:
+            offset = rewritten.original(problem.position) if rewritten is not None else problem.position
+    return diagnostic("SQL_SYNTAX", f"PostgreSQL cannot parse the statement: {message}", where.span(offset))
 
 
 def _reading_problems(reading: Any, rewritten: Rewrite, where: SqlText, allowed: bool) -> list[Diagnostic]:
@@ -421,11 +420,19 @@ def _param_type_problems(
                     "SQL_PARAM_TYPE",
                     f"parameter '{name}' is declared {kind}, but PostgreSQL infers {inferred} for ${name}",
                     where.span(first),
-                    f"declare the JSON type that {inferred} takes, or cast in the statement "
-                    f"(${name}::{_cast_for(kind)})",
+                    f"declare it as type: {_json_type_for(connection, oid)} (what {inferred} reads), "
+                    f"or cast in the statement: ${name}::{_cast_for(kind)}",
                 )
             )
     return found
+
+
+def _json_type_for(connection: Any, oid: int) -> str:
+    """The JSON type a parameter of Postgres type `oid` is best declared as."""
+    for kind in ("integer", "number", "boolean", "string", "array", "object"):
+        if oid and accepts(connection, kind, {"type": kind, "items": {}}, oid):
+            return kind
+    return "string"
 
 
 def _cast_for(kind: str) -> str:
