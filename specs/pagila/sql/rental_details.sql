@@ -6,9 +6,7 @@ SELECT r.rental_id, r.rental_date AS rented_at, r.return_date AS returned_at,
        f.film_id, f.title, f.rating, f.rental_rate, f.replacement_cost,
        i.inventory_id, i.store_id,
        c.customer_id, c.first_name || ' ' || c.last_name AS customer_name, c.email,
-       s.first_name || ' ' || s.last_name AS staff_name,
-       (SELECT coalesce(sum(p.amount), 0) FROM payment AS p
-        WHERE p.rental_id = r.rental_id AND p.customer_id = r.customer_id) AS amount_paid
+       s.first_name || ' ' || s.last_name AS staff_name
 FROM rental AS r
 JOIN inventory AS i ON i.inventory_id = r.inventory_id
 JOIN film AS f ON f.film_id = i.film_id
