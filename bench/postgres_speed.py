@@ -243,9 +243,15 @@ def report(timings: dict[str, Timings]) -> int:
 
 
 def mixed_calls(cases: dict[str, list[dict[str, Any]]], count: int) -> list[tuple[str, dict[str, Any]]]:
-    """`count` calls cycling over the measured tools and their timed arguments."""
-    pool = [(name, args) for name, argument_list in cases.items() for args in argument_list[WARMUP:]]
-    return [pool[i % len(pool)] for i in range(count)]
+    """`count` calls taking the measured tools in turn (a point lookup, an aggregate, a top-k, ...),
+    each with its next timed arguments."""
+    names = list(cases)
+    timed = {name: argument_list[WARMUP:] for name, argument_list in cases.items()}
+    return [
+        (name, timed[name][(i // len(names)) % len(timed[name])])
+        for i in range(count)
+        for name in [names[i % len(names)]]
+    ]
 
 
 @contextmanager
