@@ -35,7 +35,13 @@ def valid_value(name: str, schema: dict[str, Any], scratch: Path) -> Any:
         return max(schema.get("minimum", 0), 0)
     if kind == "boolean":
         return False
+    if schema.get("format") in FORMATTED:
+        return FORMATTED[schema["format"]]
     return str(scratch) if "path" in name else "x"
+
+
+# Strings of a format (pagila's date ranges) take a value of that format.
+FORMATTED = {"date": "2024-01-01", "date-time": "2024-01-01T00:00:00Z", "time": "12:00:00"}
 
 
 def valid_required(tool: dict[str, Any], scratch: Path) -> dict[str, Any]:

@@ -18,6 +18,11 @@ from tests.refused_nulls import admits_null, null_failures, valid_required
 pytestmark = pytest.mark.anyio
 
 SERVERS = sorted(path.parent.name for path in (ROOT / "generated").glob("*/tools.json"))
+# Settings a server cannot start without. Arguments are validated before any backend runs, so
+# pagila's database may be unreachable here (port 1 refuses at once).
+SETTINGS: dict[str, dict[str, object]] = {
+    "pagila": {"database_url": "postgresql://reader@127.0.0.1:1/pagila"}
+}
 
 # Wrong JSON types per schema type, and the pydantic rule the answer names.
 WRONG = {
@@ -66,7 +71,7 @@ def test_every_bundled_server_has_typed_parameters() -> None:
 async def test_wrong_json_types_are_rejected(server: str, tmp_path: Path) -> None:
     by_name = {tool["name"]: tool for tool in tools(server)}
     failures = []
-    async with stdio_client(server) as client:
+    async with stdio_client(server, SETTINGS.get(server)) as client:
         for tool_name, param, kind, _ in typed_params(server):
             values, rule = WRONG[kind]
             for value in values:
@@ -85,7 +90,7 @@ async def test_integral_floats_are_integers(server: str, tmp_path: Path) -> None
     it: it must pass validation (the backend may still refuse the made-up workspace or path)."""
     by_name = {tool["name"]: tool for tool in tools(server)}
     failures = []
-    async with stdio_client(server) as client:
+    async with stdio_client(server, SETTINGS.get(server)) as client:
         for tool_name, param, kind, schema in typed_params(server):
             if kind != "integer":
                 continue
@@ -124,5 +129,5 @@ def test_every_bundled_server_has_parameters_that_refuse_null() -> None:
 
 @pytest.mark.parametrize("server", SERVERS)
 async def test_null_is_refused_where_the_schema_excludes_it(server: str, tmp_path: Path) -> None:
-    async with stdio_client(server) as client:
+    async with stdio_client(server, SETTINGS.get(server)) as client:
         assert not await null_failures(client, tools(server), tmp_path)
