@@ -130,10 +130,18 @@ async def test_film_search_is_postgres_full_text_with_filters(dsn: str) -> None:
         assert without and all("boat" not in (r["title"] + r["description"]).lower() for r in without)
         capped = await call(client, "search_films", {"query": "dinosaur", "limit": 3})
         assert capped["row_count"] == 3 and capped["truncated"] is False
-        # punctuation and operators are words to websearch_to_tsquery, never a syntax error
+        # punctuation and operators are words to websearch_to_tsquery, never a syntax error, and
+        # an injection string is only ever the text searched for: the films it finds are those
+        # Postgres finds for the same text bound as a value ('$1' finds the titles with a 1)
         for attack in INJECTIONS:
-            answer = await call(client, "search_films", {"query": attack})
-            assert answer["rows"] == [], attack
+            answer = await call(client, "search_films", {"query": attack, "limit": 50})
+            searched = query(
+                dsn,
+                "SELECT film_id FROM film, websearch_to_tsquery('english', %s) AS q(query)"
+                " WHERE fulltext @@ query ORDER BY ts_rank(fulltext, query) DESC, film_id LIMIT 50",
+                attack,
+            )
+            assert {r["film_id"] for r in answer["rows"]} == {film_id for (film_id,) in searched}, attack
         refused = await client.call_tool("search_films", {"query": "x", "rating": "XXX"})
         assert refused.is_error and "rating" in refused.content[0].text
     assert query(dsn, "SELECT count(*) FROM film")[0][0] == 1000  # nothing was dropped
