@@ -151,6 +151,8 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
     if sql_tools:
         for name, node in SQL_SETTINGS.items():
+            if server.sqlite is not None and name != TIMEOUT_SETTING:
+                continue  # SQLite (issue 26): only the timeout applies
             if name not in server.settings:  # implied, as the records settings are
                 implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
                 settings.append(SettingIR(name, canonical_json(implied), node.description))

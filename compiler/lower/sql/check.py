@@ -48,6 +48,10 @@ def check_sql(
     result = SqlCheck()
     if not sql_tools:
         return result
+    if source.server.server.sqlite is not None:  # SQLite (issue 26): its own package
+        from .sqlite.check import check_sqlite
+
+        return check_sqlite(source, sql_tools, lowered, result, cpu_seconds)
     if source.server.server.duckdb is None:
         first = sql_tools[0]
         result.diagnostics.append(

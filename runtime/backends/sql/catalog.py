@@ -142,6 +142,10 @@ def parse_catalog(text: str) -> SqlCatalog:
     root.object()
     if document.get("format") != FORMAT:
         raise CatalogError(f"sql.json: format {document.get('format')!r} (this runtime reads {FORMAT})")
+    if document.get("engine") == "sqlite":  # issue 26: its own shape, read by its own package
+        from .sqlite.catalog import parse_sqlite_catalog
+
+        return parse_sqlite_catalog(document)  # type: ignore[return-value]
     data = root.key("data").object()
     database_node = data.key("database", None)
     database = None if database_node.value is None else _database(database_node)

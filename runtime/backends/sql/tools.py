@@ -32,7 +32,6 @@ from lynxc.runtime.wire_values import fit_list_to_json_cap
 
 from .catalog import (
     DEFAULT_TIMEOUT_SECONDS,
-    THREADS_SETTING,
     TIMEOUT_SETTING,
     CatalogError,
     SqlCatalog,
@@ -50,11 +49,15 @@ SHOWN_VALUE_CHARS = 60
     params=None,
     caps={"max_rows", "max_output_json_bytes"},
     required_caps=set(),
-    settings={THREADS_SETTING, TIMEOUT_SETTING},
+    settings={TIMEOUT_SETTING},  # and duckdb_threads, implied for DuckDB servers only
 )
 async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     catalog, tool = _tool(ctx)
     arguments = _arguments(params)
+    if getattr(catalog, "engine", "duckdb") == "sqlite":  # issue 26: its own package
+        from .sqlite.run import run_sqlite
+
+        return await run_sqlite(catalog, tool, arguments, ctx)  # type: ignore[arg-type]
     database = await ctx.run_sync(database_for, ctx.server, catalog, ctx.settings)
     problem = database.problems.get(tool.name)
     if problem is not None:
