@@ -85,6 +85,8 @@ SQL_SETTINGS = {
     ),
 }
 
+SQLITE_TIMEOUT_DESCRIPTION = "Seconds a statement may run before SQLite stops it and the call fails."
+
 
 def backend_name(tool: Tool) -> str:
     """The backend a tool binds: a SQL tool binds the built-in that runs its statement."""
@@ -151,8 +153,10 @@ def lower(source: SpecSource, *, check_backends: bool = True) -> Result[ServerIR
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
     if sql_tools:
         for name, node in SQL_SETTINGS.items():
-            if server.sqlite is not None and name != TIMEOUT_SETTING:
-                continue  # SQLite (issue 26): only the timeout applies
+            if server.sqlite is not None:  # SQLite (issue 26): only the timeout applies
+                if name != TIMEOUT_SETTING:
+                    continue
+                node = node.model_copy(update={"description": SQLITE_TIMEOUT_DESCRIPTION})
             if name not in server.settings:  # implied, as the records settings are
                 implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
                 settings.append(SettingIR(name, canonical_json(implied), node.description))

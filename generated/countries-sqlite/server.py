@@ -17,7 +17,7 @@ SERVER = ServerDefinition(
     folder=Path(__file__).resolve().parent,
     settings_schema={
         'countries_db': {'type': 'string', 'format': 'file-path', 'description': 'The countries as a SQLite database (tables countries, borders, languages), opened read-only.', 'default': 'specs/countries-sqlite/data/countries.sqlite'},
-        'sql_timeout_seconds': {'type': 'number', 'maximum': 3600, 'exclusiveMinimum': 0, 'description': 'Seconds a statement may run before DuckDB is interrupted and the call fails.', 'default': 30.0},
+        'sql_timeout_seconds': {'type': 'number', 'maximum': 3600, 'exclusiveMinimum': 0, 'description': 'Seconds a statement may run before SQLite stops it and the call fails.', 'default': 30.0},
     },
     tools=(
         ToolBinding(

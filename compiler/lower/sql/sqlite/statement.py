@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -32,6 +33,7 @@ from .origins import not_null_columns
 from .scan import scan, second_statement, without_final_semicolon
 
 _VIEW = "lynxc_build_columns"
+_REPEATED = re.compile(r"(.*):[0-9]+")
 # A value of each parameter type, to prepare and name the columns (SQLite types values, and a
 # NULL would not do where a statement needs a number, as in LIMIT $limit).
 _SAMPLES: dict[str, Any] = {"integer": 1, "number": 1.5, "boolean": 1, "string": "a"}
@@ -97,15 +99,27 @@ def check_statement(
         except sqlite3.Error as err:
             if build.spent:
                 raise BudgetSpent from None
+            build.connection.set_authorizer(None)  # the hints read the schema
             return None, [_prepare_problem(build, err, access.refused, text, where)]
         reads = sorted(access.reads)
         writes = build.writable and destructive and _writes(build.connection, text, values)
-        names = _names(build.connection, text, values, writes)
     finally:
         build.connection.set_authorizer(None)
     not_null = not_null_columns(build.connection, text, values) if not writes else ()
-    declared_types = _declared_types(build.connection, text, found, names) if not writes else {}
-    columns, problems = _columns(names, declared_types, not_null, where)
+    try:
+        result = [] if writes else _result_columns(build.connection, text, found)
+    except sqlite3.Error as err:
+        if build.spent:
+            raise BudgetSpent from None
+        return None, [
+            diagnostic(
+                "SQL_BIND",
+                f"SQLite cannot describe the statement's result columns: {err}",
+                where.span(_first_token(where.text)),
+                "a SQL tool's statement is one SELECT (or VALUES, or a CTE ending in one)",
+            )
+        ]
+    columns, problems = _columns(result, not_null, where)
     if problems:
         return None, problems
     depends = _depends(build, reads)
@@ -162,22 +176,6 @@ def _writes(connection: sqlite3.Connection, text: str, values: dict[str, Any]) -
     return any(row[1] in ("OpenWrite", "Insert", "Delete") for row in program)
 
 
-def _names(connection: sqlite3.Connection, text: str, values: dict[str, Any], writes: bool) -> list[str]:
-    """The result columns' names: a read runs on the build's copy (capped at no row)."""
-    if writes:
-        return []
-    try:
-        cursor = connection.execute(text, values)  # one step at most: the copy is empty or a sample
-    except sqlite3.Error:  # a value the statement refuses at run time: SQLite's view names them
-        body = _with_nulls(text, scan(text))
-        connection.execute(f"CREATE TEMP VIEW {_VIEW} AS {body}")
-        try:
-            return [name for (name,) in connection.execute(f"SELECT name FROM pragma_table_xinfo('{_VIEW}')")]
-        finally:
-            connection.execute(f"DROP VIEW temp.{_VIEW}")
-    return [column[0] for column in cursor.description or ()]
-
-
 def _with_nulls(text: str, found: Any) -> str:
     """The statement with each `$name` as NULL (a view takes no parameters)."""
     for parameter in sorted(found.parameters, key=lambda p: p.start, reverse=True):
@@ -185,44 +183,39 @@ def _with_nulls(text: str, found: Any) -> str:
     return text
 
 
-def _declared_types(
-    connection: sqlite3.Connection, text: str, found: Any, names: list[str]
-) -> dict[int, str]:
-    """Each result column's declared type as SQLite derives it for a view of the same select.
-    A view takes no parameters: each `$name` stands as NULL there, which changes no column's
-    declared type (an expression has none either way)."""
-    body = _with_nulls(text, found)
+def _result_columns(connection: sqlite3.Connection, text: str, found: Any) -> list[tuple[str, str]]:
+    """Each result column's name and declared type as SQLite derives them for a view of the same
+    select (never run: a statement may run long, or forever, on any data). A view takes no
+    parameters: each `$name` stands as NULL there, which changes no column's declared type (an
+    expression has none either way). A name the select repeats comes back as `name:1`."""
+    connection.execute(f"CREATE TEMP VIEW {_VIEW} AS {_with_nulls(text, found)}")
     try:
-        connection.execute(f"CREATE TEMP VIEW {_VIEW} AS {body}")
-    except sqlite3.Error:
-        return {}
-    try:
-        rows = connection.execute(f"SELECT cid, type FROM pragma_table_xinfo('{_VIEW}')").fetchall()
+        rows = connection.execute(f"SELECT name, type FROM pragma_table_xinfo('{_VIEW}')").fetchall()
     finally:
         connection.execute(f"DROP VIEW temp.{_VIEW}")
-    return {cid: declared for cid, declared in rows if cid < len(names)}
+    return [(name, declared) for name, declared in rows]
 
 
 def _columns(
-    names: list[str], declared: dict[int, str], not_null: tuple[bool, ...], where: SqlText
+    result: list[tuple[str, str]], not_null: tuple[bool, ...], where: SqlText
 ) -> tuple[list[SqlColumnIR], list[Diagnostic]]:
-    columns, problems, seen = [], [], set()
-    for index, name in enumerate(names):
-        if not name or name in seen:
+    columns, problems = [], []
+    names = [name for name, _ in result]
+    for index, (name, declared) in enumerate(result):
+        repeated = _REPEATED.fullmatch(name)
+        if repeated is not None and repeated.group(1) in names[:index]:
             problems.append(
                 diagnostic(
                     "SQL_COLUMN_INVALID",
-                    f"result column {index + 1} is named '{name}'"
-                    + (", like an earlier one" if name else ""),
+                    f"result column {index + 1} is named '{repeated.group(1)}', like an earlier one",
                     where.span(_first_token(where.text)),
                     "give each column its own name with AS: the names are the keys of each row",
                 )
             )
             continue
-        seen.add(name)
-        tree = sqlite_tree(declared.get(index, ""))
+        tree = sqlite_tree(declared)
         nullable = not (index < len(not_null) and not_null[index])
-        columns.append(SqlColumnIR(name, canonical_json(tree), nullable, declared.get(index, "")))
+        columns.append(SqlColumnIR(name, canonical_json(tree), nullable, declared))
     return columns, problems
 
 

@@ -83,6 +83,9 @@ class Access:
             if action == sqlite3.SQLITE_READ and arg1 and arg2 is not None and db == "main":
                 self.reads.add((arg1, arg2))
             return sqlite3.SQLITE_OK
+        if action in _WRITES and arg1 in ("sqlite_master", "sqlite_temp_master"):
+            self.refused.append("a change of the schema (CREATE, DROP or ALTER)")
+            return sqlite3.SQLITE_DENY
         what = _ACTION_NAMES.get(action, f"action {action}").lower()
         target = " ".join(part for part in (arg1, arg2) if part)
         self.refused.append(f"{what} {target}".strip())

@@ -181,7 +181,9 @@ def _unprepared(connection: sqlite3.Connection, tool: SqliteTool) -> str | None:
     try:
         connection.execute("EXPLAIN " + tool.wrapped, {name: None for name in tool.params}).fetchall()
     except sqlite3.Error as err:
-        return f"its statement no longer prepares ({access.refused[0] if access.refused else err})"
+        if access.refused:
+            return f"its statement is not read-only: SQLite's authorizer refused {access.refused[0]}"
+        return f"its statement no longer prepares ({err})"
     finally:
         connection.set_authorizer(None)
     return None
