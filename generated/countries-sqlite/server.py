@@ -54,12 +54,12 @@ SERVER = ServerDefinition(
         ),
     ),
     files_sha256={
-        'models/countries_by_language.py': '6c5efe4d01721417b7191b212ae83879bf2c1c77df60b4356a4a399b1170b60b',
+        'models/countries_by_language.py': 'df616b64c4c22fef4b6683f82538a8e54242cc13efdff751fcf410551f66dc65',
         'models/country_profile.py': 'a7c944b9adb775f85d0cd0c0e7cb46ff502593a9868460fce866f70576e648a8',
         'models/find_countries.py': 'ec5eaba59aa10a86795073d4eeacf2b1baff0bd5d04f8304e9b82ad26b897f7a',
-        'models/neighbours.py': '52c830b86bfcf792cd88a243d02113c45fc2e39e77f539ea3e191ec5d56aafb0',
-        'sql.json': '8ff52bd7afa0b2202b064f2cb3bc0bce1f97216cd366aa39dd7d8ff395fffb7c',
-        'tools.json': 'ef2b410193394a48325bd88c77496d82ab3ba06b2c6c5a76790fa6fcd9affcd9',
+        'models/neighbours.py': 'b7907b11039b1e4b0220dfd5060aa23f36e3a721d30eed492adaa7c60dd2b6e1',
+        'sql.json': '38698778b51f674637208568174a08ec381b6046f9ba79fa4da49c378c3a074d',
+        'tools.json': '447444b9d55cbe90df6c0ea668bfebd18e0916877e59d80b9bc59381bbbc3b54',
     },
     sql='sql.json',
 )

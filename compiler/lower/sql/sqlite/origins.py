@@ -36,6 +36,7 @@ _NEVER_WRITE = frozenset(
         "Close", "NullRow", "SeekGE", "SeekGT", "SeekLE", "SeekLT", "SeekRowid", "NotExists",
         "IdxGT", "IdxGE", "IdxLT", "IdxLE", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "ElseEq",
         "IsNull", "NotNull", "If", "IfNot", "Affinity", "RealAffinity", "Jump", "ResultRow",
+        "SorterOpen", "SorterInsert", "SorterSort", "SorterNext", "OpenPseudo",
     }
 )  # fmt: skip
 # Where common instructions write (the operand naming the register); an instruction not
@@ -43,6 +44,7 @@ _NEVER_WRITE = frozenset(
 _WRITES_AT = {
     "Column": "p3", "Rowid": "p2", "Integer": "p2", "Int64": "p2", "Real": "p2", "String8": "p2",
     "String": "p2", "Variable": "p2", "Function": "p3", "SCopy": "p2", "IdxRowid": "p2",
+    "MakeRecord": "p3", "SorterData": "p2",
 }  # fmt: skip
 
 
@@ -60,15 +62,9 @@ def not_null_columns(
     width = results[0]["p2"]
     if any(op["p2"] != width for op in results):
         return (False,) * width
-    cursors = _table_cursors(connection, program)
     touches = _touches(program)
-    proved = []
-    for index in range(width):
-        registers = {op["p1"] + index for op in results}
-        proved.append(
-            all(touches.get(r) and all(_proves(op, r, cursors) for op in touches[r]) for r in registers)
-        )
-    return tuple(proved)
+    proof = _Proof(_table_cursors(connection, program), _sorted(program, touches), touches)
+    return tuple(all(proof.register(op["p1"] + index) for op in results) for index in range(width))
 
 
 def _touches(program: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -95,20 +91,89 @@ def _touches(program: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     return found
 
 
-def _proves(op: dict[str, Any], register: int, cursors: dict[int, tuple[set[int], set[int] | None]]) -> bool:
-    """Whether `op` writes `register` a value that is never NULL (and only writes it)."""
-    name = op["opcode"]
-    if name not in _WRITES_AT or register != op[_WRITES_AT[name]]:
-        return False
-    if name in _LITERALS:
-        return True
-    if name in ("Column", "Rowid"):  # (IdxRowid reads an index cursor: left out)
-        table = cursors.get(op["p1"])
-        if table is None:
+class _Proof:
+    def __init__(
+        self,
+        cursors: dict[int, tuple[set[int], set[int] | None]],
+        sorted_rows: dict[int, tuple[int, int]],
+        touches: dict[int, list[dict[str, Any]]],
+    ):
+        self.cursors, self.sorted_rows, self.touches = cursors, sorted_rows, touches
+        self.known: dict[int, bool] = {}
+        self.pending: set[int] = set()
+
+    def register(self, register: int) -> bool:
+        """Whether every instruction naming `register` writes it a value that is never NULL."""
+        if register not in self.known and not self.pending:
+            # A proof that fails may have proved other registers on its own assumption: forget them.
+            before = set(self.known)
+            if not self._register(register):
+                for other in set(self.known) - before - {register}:
+                    del self.known[other]
+        return self._register(register)
+
+    def _register(self, register: int) -> bool:
+        if register not in self.known:
+            # While a register is being proved, a path back to it (a sorted row's field that is
+            # the register itself) holds what its other writers wrote: assumed, provided one of
+            # them is grounded (writes a value, or a proved register's) so it is never unwritten.
+            self.known[register] = True
+            self.pending.add(register)
+            ops = self.touches.get(register) or []
+            proved = all(self._writes_not_null(op, register) for op in ops)
+            self.pending.discard(register)
+            self.known[register] = proved and any(self._grounded(op) for op in ops)
+        return self.known[register]
+
+    def _grounded(self, op: dict[str, Any]) -> bool:
+        if op["opcode"] == "Column" and op["p1"] in self.sorted_rows:
+            first, _ = self.sorted_rows[op["p1"]]
+            return first + op["p2"] not in self.pending
+        return op["opcode"] in _LITERALS or op["opcode"] in ("Column", "Rowid")
+
+    def _writes_not_null(self, op: dict[str, Any], register: int) -> bool:
+        name = op["opcode"]
+        if name not in _WRITES_AT or register != op[_WRITES_AT[name]]:
             return False
-        not_null, _ = table
-        return name == "Rowid" or op["p2"] in not_null
-    return False
+        if name in _LITERALS:
+            return True
+        if name == "Column" and op["p1"] in self.sorted_rows:
+            # A row of a sorter (ORDER BY): field p2 of the one record every row was made from.
+            first, count = self.sorted_rows[op["p1"]]
+            return 0 <= op["p2"] < count and self.register(first + op["p2"])
+        if name in ("Column", "Rowid"):  # (IdxRowid reads an index cursor: left out)
+            table = self.cursors.get(op["p1"])
+            if table is None:
+                return False
+            not_null, _ = table
+            return name == "Rowid" or op["p2"] in not_null
+        return False
+
+
+def _sorted(
+    program: list[dict[str, Any]], touches: dict[int, list[dict[str, Any]]]
+) -> dict[int, tuple[int, int]]:
+    """pseudo cursor -> (first register, count) of the record its rows come from, when the
+    rows come through one sorter fed by one SorterInsert of one MakeRecord (ORDER BY)."""
+    found: dict[int, tuple[int, int]] = {}
+    openers = defaultdict(int)
+    for op in program:
+        if op["opcode"] in _OPENERS_OF_TABLES | _OTHER_OPENERS:
+            openers[op["p1"]] += 1
+    for pseudo in (op for op in program if op["opcode"] == "OpenPseudo"):
+        cursor, content = pseudo["p1"], pseudo["p2"]
+        datas = [op for op in program if op["opcode"] == "SorterData" and op["p3"] == cursor]
+        if openers[cursor] != 1 or len(datas) != 1 or touches.get(content) != datas:
+            continue
+        sorter = datas[0]["p1"]
+        inserts = [op for op in program if op["opcode"] == "SorterInsert" and op["p1"] == sorter]
+        opened = [op for op in program if op["opcode"] == "SorterOpen" and op["p1"] == sorter]
+        if len(inserts) != 1 or len(opened) != 1 or openers[sorter] != 1:
+            continue
+        makers = touches.get(inserts[0]["p2"], [])
+        if len(makers) == 1 and makers[0]["opcode"] == "MakeRecord" and makers[0]["p3"] == inserts[0]["p2"]:
+            found[cursor] = (makers[0]["p1"], makers[0]["p2"])
+    return found
 
 
 def _table_cursors(
