@@ -67,6 +67,17 @@ def check_statement(
                     did_you_mean(parameter.name, list(declared)) or "declare it under parameters",
                 )
             )
+    for name, schema in declared.items():
+        if _param_type(schema) in ("array", "object"):
+            problems.append(
+                diagnostic(
+                    "SQL_PARAM_TYPE",
+                    f"parameter '{name}' is an {_param_type(schema)}: SQLite binds only numbers, text "
+                    "and NULL",
+                    source.doc.span((*source.base, "parameters", name), key=True),
+                    "pass a JSON text as a string and read it with json_each($" + name + ")",
+                )
+            )
     used = {p.name for p in found.parameters if p.mark == "$"}
     for name in declared:
         if name not in used:

@@ -56,6 +56,12 @@ CASES: dict[str, tuple[str, str, str, str]] = {
     "undeclared": ("SELECT code FROM countries WHERE code = $cod", CODE, DB, SCHEMA),
     "unused": ("SELECT code FROM countries", CODE, DB, SCHEMA),
     "positional": ("SELECT code FROM countries WHERE code = ? OR name = :code", CODE, DB, SCHEMA),
+    "array_parameter": (
+        "SELECT code FROM countries WHERE code IN (SELECT value FROM json_each($codes))",
+        "      codes: {type: array, items: {type: string}, description: Codes.}",
+        DB,
+        SCHEMA,
+    ),
     "duplicate_names": ("SELECT code, name AS code FROM countries", "      {}", DB, SCHEMA),
     "dollar_in_string_is_text": ("SELECT code FROM countries WHERE name = '$code'", "      {}", DB, SCHEMA),
     "setting_unknown": (
@@ -133,3 +139,54 @@ def test_places_point_into_the_sql(tmp_path: Path, name: str) -> None:
     line, col = (int(part) for part in place.rsplit(":", 2)[1:])
     expected = {"syntax": (17, 9), "unknown_column": (17, 22), "two_statements": (18, 9)}[name]
     assert (line, col) == expected, text
+
+
+def test_a_sample_database_is_copied_never_written(tmp_path: Path) -> None:
+    import hashlib
+    import sqlite3
+
+    folder = tmp_path / "sampled"
+    folder.mkdir()
+    with sqlite3.connect(folder / "small.sqlite") as connection:
+        connection.executescript(SCHEMA + "INSERT INTO countries VALUES ('FRA', 'France', 1.5);")
+    connection.close()
+    before = hashlib.sha256((folder / "small.sqlite").read_bytes()).hexdigest()
+    spec = folder / "atlas.yaml"
+    spec.write_text(
+        SERVER.format(
+            database="{setting: db_path, sample: small.sqlite}",
+            parameters=CODE,
+            sql="        SELECT code, name, area FROM countries WHERE code = $code",
+            read_only="true",
+            destructive="false",
+        )
+    )
+    result = compile_spec(spec)
+    assert result.value is not None, [d.render() for d in result.diagnostics]
+    assert result.value.sql is not None and result.value.sql.database_shape == "sample: small.sqlite"
+    assert [c.nullable for c in result.value.sql.tools[0].columns] == [False, False, True]
+    assert hashlib.sha256((folder / "small.sqlite").read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["atlas.yaml", "small.sqlite"]  # no journal left
+
+
+def test_a_schema_that_never_ends_is_stopped_by_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lynxc.compiler.lower import server
+    from lynxc.compiler.lower.sql.check import check_sql
+
+    monkeypatch.setattr(
+        server, "check_sql", lambda *args, **kwargs: check_sql(*args, cpu_seconds=0.5, **kwargs)
+    )
+    folder = tmp_path / "endless"
+    folder.mkdir()
+    endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
+    (folder / "schema.sql").write_text(SCHEMA + f"CREATE TABLE t AS {endless};\n")
+    sql = "        SELECT code FROM countries"
+    (folder / "atlas.yaml").write_text(
+        SERVER.format(database=DB, parameters="      {}", sql=sql, read_only="true", destructive="false")
+    )
+    result = compile_spec(folder / "atlas.yaml")
+    assert [d.rule_id for d in result.diagnostics] == ["SQL_TIMEOUT"], [
+        d.render() for d in result.diagnostics
+    ]
