@@ -107,7 +107,7 @@ def sqlite_database_for(server: Any, catalog: SqliteCatalog, settings: Mapping[s
         if database is None:
             database = SqliteDatabase(catalog, path, catalog.database_setting)
             with database.connection() as pooled:
-                database.problems = drift(pooled.connection, catalog)
+                database.problems = drift(pooled, catalog)
             _databases[key] = database
     return database
 
@@ -132,8 +132,9 @@ def _path(catalog: SqliteCatalog, settings: Mapping[str, Any]) -> str:
     return path
 
 
-def drift(connection: sqlite3.Connection, catalog: SqliteCatalog) -> dict[str, str]:
+def drift(pooled: Pooled, catalog: SqliteCatalog) -> dict[str, str]:
     """tool -> what changed since the build, for each tool whose data changed."""
+    connection = pooled.connection
     connection.set_authorizer(None)
     found: dict[str, str] = {}
     try:
@@ -149,7 +150,7 @@ def drift(connection: sqlite3.Connection, catalog: SqliteCatalog) -> dict[str, s
                     "serve the database it was built for"
                 )
     finally:
-        install(connection)
+        connection.set_authorizer(pooled.access)
     return found
 
 

@@ -99,7 +99,8 @@ def _fetch(
         pooled.connection.set_progress_handler(keep_going, _PROGRESS_STEPS)
         try:
             cursor = pooled.connection.execute(tool.wrapped, values)
-            raw = cursor.fetchmany(wanted)
+            # A write runs to its end; the build describes no rows for it (RETURNING included).
+            raw = cursor.fetchmany(wanted) if tool.read_only else (cursor.fetchall(), [])[1]
             cursor.close()
         except sqlite3.Error as err:
             if "timeout" in stopped:

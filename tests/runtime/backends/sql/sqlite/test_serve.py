@@ -304,3 +304,50 @@ def test_a_missing_file_is_a_tool_error_naming_the_setting_and_recovers(built, t
     assert call(server, "notes", settings)["rows"] == [{"id": 1, "body": "first"}]
     close_sqlite_databases()
     shutil.rmtree(tmp_path / "unused", ignore_errors=True)
+
+
+WRITER = """\
+lynxc: 1
+server:
+  name: notes
+  version: 1.0.0
+  settings:
+    db_path: {type: string, default: notes.sqlite, description: The database.}
+  sqlite:
+    database: {setting: db_path, schema: schema.sql}
+    allow_writes: true
+tools:
+  - name: add_note
+    description: {purpose: Add a note.}
+    annotations: {readOnlyHint: false, destructiveHint: true}
+    parameters:
+      id: {type: integer, required: true, description: The id.}
+      body: {type: string, required: true, description: The text.}
+    backend:
+      sql: INSERT INTO notes (id, body) VALUES ($id, $body) RETURNING id, body
+  - name: notes
+    description: {purpose: List the notes.}
+    backend:
+      sql: SELECT id, body FROM notes
+"""
+
+
+def test_a_destructive_tool_writes_only_where_the_server_allows_it(tmp_path: Path) -> None:
+    (tmp_path / "schema.sql").write_text(SCHEMA)
+    (tmp_path / "notes.yaml").write_text(WRITER)
+    result = compile_spec(tmp_path / "notes.yaml")
+    assert result.value is not None, [d.render() for d in result.diagnostics]
+    document = sqlite_document(result.value.sql)
+    assert document["data"]["writable"] is True and document["tools"]["add_note"]["read_only"] is False
+    server = Server(tmp_path, json.dumps(document))
+    settings = {"db_path": str(database(tmp_path / "notes.sqlite"))}
+    added = call(server, "add_note", settings, {"id": 7, "body": "'); DROP TABLE notes; --"})
+    assert added["row_count"] == 0  # a write's RETURNING rows are not described by the build
+    rows = call(server, "notes", settings)["rows"]
+    assert {"id": 7, "body": "'); DROP TABLE notes; --"} in rows
+    # The read-only tool of a writable server still cannot write: the authorizer is per call.
+    document["tools"]["notes"]["wrapped"] = "DELETE FROM notes"
+    close_sqlite_databases()
+    with pytest.raises(ToolError, match="refused"):
+        call(Server(tmp_path, json.dumps(document)), "notes", settings)
+    close_sqlite_databases()
