@@ -28,6 +28,16 @@ def check_sqlite(
     """Fill `result` (check.SqlCheck) for a SQLite server."""
     data = source.server.server.sqlite
     assert data is not None
+    if source.server.server.duckdb is not None:
+        result.diagnostics.append(
+            diagnostic(
+                "SQL_DATA_INVALID",
+                "a server declares one database for its SQL tools: `duckdb` or `sqlite`, not both",
+                source.server_doc.span(("server", "sqlite"), key=True),
+                "split the tools into two servers",
+            )
+        )
+        return result
     try:
         build, problems = open_build_database(source, cpu_seconds)
     except BudgetSpent:

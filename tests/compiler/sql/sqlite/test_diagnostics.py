@@ -79,6 +79,7 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         SCHEMA + "VACUUM INTO '/tmp/x.db';\n",
     ),
     "schema_broken": ("SELECT code FROM countries", "      {}", DB, "CREATE TABLE countries (code TEXT,\n"),
+    "both_engines": ("SELECT code FROM countries", "      {}", DB + "\n  duckdb: {views: {}}", SCHEMA),
     "schema_missing": (
         "SELECT code FROM countries",
         "      {}",
