@@ -6,6 +6,7 @@ properties below hand out fresh copies.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +198,7 @@ class SqlColumnIR:
     type_json: str
     nullable: bool
     sql_type: str = ""  # the database's name of the type, where the tree does not carry one
+    declared: str | None = None  # SQLite: the column's declared type as SQLite derives it
 
 
 @dataclass(frozen=True)
@@ -212,20 +214,27 @@ class SqlToolIR:
     max_rows: int
     read_only: bool
     source: str  # the .sql file it is written in, or "" when inline in the spec
+    depends_json: str = ""  # SQLite: {table: {column: declared type}} the statement reads
 
     def entry(self) -> dict[str, Any]:
-        return {
+        entry = {
             "statement": self.statement,
             "wrapped": self.wrapped,
             "params": [{"name": p.name, "type": p.duckdb_type} for p in self.params],
             "columns": [
                 {"name": c.name, "type": json.loads(c.type_json), "nullable": c.nullable}
+                | ({} if c.declared is None else {"declared": c.declared})
                 for c in self.columns
             ],
             "result": self.result,
             "max_rows": self.max_rows,
             "read_only": self.read_only,
         }
+        if self.depends_json:
+            depends = json.loads(self.depends_json)
+            entry["depends"] = depends
+            entry["fingerprint"] = hashlib.sha256(canonical_json(depends).encode()).hexdigest()
+        return entry
 
 
 @dataclass(frozen=True)
@@ -249,6 +258,7 @@ class SqlDataIR:
     database_shape: str = (
         ""  # where the build took the database's tables from: `schema: PATH`, `sample: PATH`
     )
+    engine: str = "duckdb"  # or "sqlite": sql.json then has its own shape (sqlite_document)
 
 
 @dataclass(frozen=True)
@@ -347,6 +357,8 @@ def sql_document(server: ServerIR) -> dict[str, Any]:
             "settings": {"timeout": SQL_TIMEOUT_SETTING, "pool_size": POSTGRES_POOL_SETTING},
             "tools": {t.tool: t.entry() for t in sql.tools},
         }
+    if sql.engine == "sqlite":
+        return sqlite_document(sql)
     database = (
         {
             "setting": sql.database_setting,
@@ -373,6 +385,21 @@ def sql_document(server: ServerIR) -> dict[str, Any]:
             ],
         },
         "settings": {"threads": SQL_THREADS_SETTING, "timeout": SQL_TIMEOUT_SETTING},
+        "tools": {t.tool: t.entry() for t in sql.tools},
+    }
+
+
+def sqlite_document(sql: SqlDataIR) -> dict[str, Any]:
+    """sql.json of a server over SQLite (issue 26): `"engine": "sqlite"`, its database setting."""
+    return {
+        "format": SQL_FORMAT,
+        "engine": "sqlite",
+        "data": {
+            "database_setting": sql.database_setting,
+            "writable": sql.writable,
+            "shape": sql.database_shape,
+        },
+        "settings": {"timeout": SQL_TIMEOUT_SETTING},
         "tools": {t.tool: t.entry() for t in sql.tools},
     }
 

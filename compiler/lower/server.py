@@ -35,7 +35,7 @@ from ..ir import (
 from ..limits import MAX_TOOLS
 from ..rules import LINT_CATEGORIES, RULES, diagnostic
 from ..spec.load import SpecSource, ToolSource, load_spec
-from ..spec.models import Cap, SchemaNode, SqlBackend, Suppression, Tool
+from ..spec.models import SQL_ENGINES, Cap, SchemaNode, Server, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
 from ..wire import TOOL_NAME
 from .backend_probe import Declaration, read_declarations, refused_target
@@ -87,6 +87,8 @@ SQL_SETTINGS = {
     ),
 }
 
+SQLITE_TIMEOUT_DESCRIPTION = "Seconds a statement may run before SQLite stops it and the call fails."
+
 
 # A Postgres server's implied settings: the same timeout, and the size of its connection pool.
 POSTGRES_SETTINGS = {
@@ -101,7 +103,21 @@ POSTGRES_SETTINGS = {
         description="Connections to PostgreSQL the server keeps open at most; calls beyond them wait.",
     ),
 }
-SQL_ENGINES_ALL = ("duckdb", "postgres", "sqlite")
+# A SQLite server's implied setting: the timeout alone (SQLite runs in the server's threads).
+SQLITE_SETTINGS = {
+    TIMEOUT_SETTING: SQL_SETTINGS[TIMEOUT_SETTING].model_copy(
+        update={"description": SQLITE_TIMEOUT_DESCRIPTION}
+    )
+}
+
+
+def _implied_sql_settings(server: Server) -> dict[str, SchemaNode]:
+    """The settings a server's SQL tools imply, by the engine it declares."""
+    if server.postgres is not None:
+        return POSTGRES_SETTINGS
+    if server.sqlite is not None:
+        return SQLITE_SETTINGS
+    return SQL_SETTINGS
 
 
 def backend_name(tool: Tool) -> str:
@@ -172,9 +188,8 @@ def lower(
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
     diagnostics.extend(_check_engines(source))
     if sql_tools:
-        implied = POSTGRES_SETTINGS if server.postgres is not None else SQL_SETTINGS
         diagnostics.extend(_check_dsn_setting(source))
-        for name, node in implied.items():
+        for name, node in _implied_sql_settings(server).items():
             if name not in server.settings:  # implied, as the records settings are
                 implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
@@ -292,7 +307,7 @@ def lower(
 def _check_engines(source: SpecSource) -> list[Diagnostic]:
     """At most one database per server: the second declared is the one reported."""
     server = source.server.server
-    declared = [name for name in SQL_ENGINES_ALL if getattr(server, name, None) is not None]
+    declared = [name for name in SQL_ENGINES if getattr(server, name, None) is not None]
     doc = source.server_doc
     return [
         diagnostic(

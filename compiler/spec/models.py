@@ -218,7 +218,34 @@ class PostgresData(_Strict):
     )
 
 
-SQL_ENGINES = ("duckdb", "postgres")
+# --- SQLite (issue 26) ---------------------------------------------------------------------------
+
+
+class SqliteDatabase(_Strict):
+    """A SQLite database file the server reads, its path from a setting."""
+
+    setting: StrictStr = Field(description="The server setting holding the database file's path.")
+    schema_: StrictStr | None = Field(
+        None,
+        alias="schema",
+        description="A .sql file beside the spec of CREATE statements: the tables the build checks against.",
+    )
+    sample: StrictStr | None = Field(
+        None,
+        description="Or a small SQLite file beside the spec with the same tables (copied, never written).",
+    )
+
+
+class SqliteData(_Strict):
+    """The SQLite database a server's SQL tools read, opened read-only."""
+
+    database: SqliteDatabase
+    allow_writes: StrictBool = Field(
+        False, description="Let tools annotated destructiveHint: true run statements that write."
+    )
+
+
+SQL_ENGINES = ("duckdb", "postgres", "sqlite")
 
 
 class Server(_Strict):
@@ -237,6 +264,7 @@ class Server(_Strict):
     postgres: PostgresData | None = Field(
         None, description="Or the PostgreSQL database of the server's SQL tools."
     )
+    sqlite: SqliteData | None = Field(None, description="The SQLite database of the server's SQL tools.")
 
 
 # Names lowering checks with a did-you-mean; listed here too so editors complete them.

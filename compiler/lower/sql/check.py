@@ -54,6 +54,10 @@ def check_sql(
         from .postgres.check import check_postgres
 
         return check_postgres(source, sql_tools, lowered, build_settings or {})
+    if source.server.server.sqlite is not None:  # SQLite (issue 26): its own package
+        from .sqlite.check import check_sqlite
+
+        return check_sqlite(source, sql_tools, lowered, result, cpu_seconds)
     if source.server.server.duckdb is None:
         first = sql_tools[0]
         result.diagnostics.append(

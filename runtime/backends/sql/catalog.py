@@ -148,6 +148,10 @@ def parse_catalog(text: str) -> SqlCatalog:
         from .postgres.catalog import parse_pg_catalog
 
         return parse_pg_catalog(document)  # type: ignore[return-value]  # run_sql dispatches on .engine
+    if engine == "sqlite":
+        from .sqlite.catalog import parse_sqlite_catalog
+
+        return parse_sqlite_catalog(document)  # type: ignore[return-value]
     if engine != "duckdb":
         raise CatalogError(f"sql.json: engine {engine!r} is not one this runtime serves")
     data = root.key("data").object()

@@ -32,7 +32,6 @@ from lynxc.runtime.wire_values import fit_list_to_json_cap
 
 from .catalog import (
     DEFAULT_TIMEOUT_SECONDS,
-    THREADS_SETTING,
     TIMEOUT_SETTING,
     CatalogError,
     SqlCatalog,
@@ -50,7 +49,7 @@ SHOWN_VALUE_CHARS = 60
     params=None,
     caps={"max_rows", "max_output_json_bytes"},
     required_caps=set(),
-    settings={THREADS_SETTING, TIMEOUT_SETTING},
+    settings={TIMEOUT_SETTING},  # and duckdb_threads, implied for DuckDB servers only
 )
 async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     catalog, tool = _tool(ctx)
@@ -63,6 +62,10 @@ async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
         from .postgres.run import fetch_pg_rows
 
         rows, fetched = await fetch_pg_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
+    elif catalog.engine == "sqlite":
+        from .sqlite.run import fetch_sqlite_rows
+
+        rows, fetched = await fetch_sqlite_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
     else:
         rows, fetched = await _fetch_duckdb(catalog, tool, arguments, wanted, seconds, ctx)
     if tool.result == "one":
@@ -156,7 +159,8 @@ def bind_values(database: Database, tool: SqlTool, arguments: Mapping[str, Any])
 
 def describe_arguments(tool: SqlTool, arguments: Mapping[str, Any]) -> str:
     """`code="zz", year=2020`: the arguments a `one` tool matched nothing with."""
-    shown = [f"{p.name}={_shown(arguments.get(p.name))}" for p in tool.params]
+    names = [p if isinstance(p, str) else p.name for p in tool.params]  # SQLite's are names
+    shown = [f"{name}={_shown(arguments.get(name))}" for name in names]
     return ", ".join(shown) if shown else "(the statement takes no arguments)"
 
 

@@ -1,0 +1,1 @@
+"""Build checks of SQL tools over a SQLite database (issue 26): check.py is the entry."""

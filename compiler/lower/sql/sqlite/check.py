@@ -1,0 +1,91 @@
+"""Check a server's SQL tools over SQLite (`server: {sqlite: ...}`): open the build's copy of the
+database's shape, check each statement, give each tool its output schema (derived from the
+declared types, or the spec's own, once checked to accept every value they produce)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from ....ir import SqlDataIR, SqlToolIR, ToolIR, canonical_json
+from ....limits import SQL_CHECK_CPU_SECONDS
+from ....rules import diagnostic
+from ....spec.load import SpecSource, ToolSource
+from ..output import output_problems
+from ..statements import statement_text
+from .build import BudgetSpent, open_build_database
+from .statement import check_statement, derived_output
+
+
+def check_sqlite(
+    source: SpecSource,
+    sql_tools: list[ToolSource],
+    lowered: dict[str, ToolIR],
+    result: Any,
+    cpu_seconds: float = SQL_CHECK_CPU_SECONDS,
+) -> Any:
+    """Fill `result` (check.SqlCheck) for a SQLite server."""
+    data = source.server.server.sqlite
+    assert data is not None
+    if source.server.server.duckdb is not None:  # SQL_ENGINE_CONFLICT, reported by lowering
+        return result
+    try:
+        build, problems = open_build_database(source, cpu_seconds)
+    except BudgetSpent:
+        build, problems = None, [_timeout(source, cpu_seconds)]
+    result.diagnostics += problems
+    if build is None:
+        return result
+    try:
+        checked: list[SqlToolIR] = []
+        for tool_source in sql_tools:
+            tool_ir = lowered.get(tool_source.tool.name)
+            if tool_ir is None:
+                continue
+            where, problems = statement_text(tool_source, build)  # type: ignore[arg-type]
+            result.diagnostics += problems
+            if where is None:
+                continue
+            caps = {cap.name: cap.value for cap in tool_ir.caps}
+            sql_ir, problems = check_statement(
+                build, tool_source, where, json.loads(tool_ir.input_schema_json), caps["max_rows"]
+            )
+            result.diagnostics += problems
+            if sql_ir is None:
+                continue
+            checked.append(sql_ir)
+            derived = derived_output(sql_ir)
+            if tool_ir.output_schema_json is None:
+                result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))
+            else:
+                written = json.loads(tool_ir.output_schema_json)
+                result.diagnostics += output_problems(
+                    written, derived, tool_source.doc, (*tool_source.base, "output")
+                )
+                result.tools[tool_ir.name] = tool_ir
+    except BudgetSpent:
+        result.diagnostics.append(_timeout(source, cpu_seconds))
+        return result
+    finally:
+        build.connection.close()
+    result.data = SqlDataIR(
+        database_setting=build.setting,
+        writable=build.writable,
+        views=(),
+        tools=tuple(checked),
+        database_shape=build.shape,
+        engine="sqlite",
+    )
+    result.files = build.files
+    return result
+
+
+def _timeout(source: SpecSource, cpu_seconds: float) -> Any:
+    return diagnostic(
+        "SQL_TIMEOUT",
+        f"checking the SQL tools against the SQLite database used over {cpu_seconds:g} s of CPU "
+        "time and was stopped",
+        source.server_doc.span(("server", "sqlite")),
+        "use a smaller sample; a schema file describes tables, it does not fill them",
+    )
