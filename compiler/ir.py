@@ -197,8 +197,9 @@ class SqlColumnIR:
     name: str
     type_json: str
     nullable: bool
-    sql_type: str = ""  # the database's name of the type, where the tree does not carry one
-    declared: str | None = None  # SQLite: the column's declared type as SQLite derives it
+    # The database's own name of the type, where the tree does not carry one: Postgres's
+    # format_type(), SQLite's declared type (sql.json records it: the runtime's fit check reads it).
+    sql_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ class SqlToolIR:
             "params": [{"name": p.name, "type": p.duckdb_type} for p in self.params],
             "columns": [
                 {"name": c.name, "type": json.loads(c.type_json), "nullable": c.nullable}
-                | ({} if c.declared is None else {"declared": c.declared})
+                | ({"declared": c.sql_type} if c.sql_type else {})
                 for c in self.columns
             ],
             "result": self.result,
