@@ -55,10 +55,6 @@ def login_refusal(err: BaseException) -> str | None:
     return None
 
 
-def is_auth_failure(err: BaseException) -> bool:
-    return login_refusal(err) is not None
-
-
 def statement_error(err: Any, tool: PgTool, timeout_setting: str, seconds: float) -> ToolError:
     """A psycopg.Error raised by a tool's statement -> the call's error, by SQLSTATE."""
     state = getattr(err, "sqlstate", None) or ""
