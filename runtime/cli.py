@@ -94,7 +94,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
-    from .startup_checks import startup_settings
+    from .startup_checks import serving_checks, startup_settings
 
     for warning in unknown_environment(definition.settings_schema):
         print(f"lynxc serve: warning: {warning}", file=sys.stderr)
@@ -104,6 +104,8 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
         settings = startup_settings(definition, args.settings, os.getcwd())
     except SettingsError as err:
         problems += err.problems
+    if not problems:  # e.g. one login to a Postgres database: a refused one is a start-up problem
+        problems += serving_checks(definition, settings, _note)
     if problems:
         for problem in problems:
             print(f"lynxc serve: {problem}", file=sys.stderr)
@@ -127,6 +129,10 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
         ),
     )
     return 0
+
+
+def _note(text: str) -> None:
+    print(f"lynxc serve: {text}", file=sys.stderr, flush=True)
 
 
 def _usage_problems(args: argparse.Namespace) -> list[str]:

@@ -10,6 +10,12 @@ Three layers, each reporting every problem it finds:
    for what no schema can say (lynx-mcp: is `index_dir` a folder?). It runs once the values are
    valid, and each problem it returns names its setting.
 
+Serving adds one more: a package's `check_serving(definition, settings, note) -> list[str]`,
+for what needs the server's own generated files and is worth a bounded wait before serving
+(the sql package: one login to the Postgres database of sql.json's DSN setting, so a refused
+login is a start-up problem). `note` prints an informational line. `lynxc serve` alone runs it
+(`serving_checks`), once the settings are valid; `lynxc index` never connects anywhere for it.
+
 A check too slow to stand between a client and `initialize` (lynx-mcp's: does the index match
 the configured embedder? It loads LanceDB and opens the index, seconds) is a backend package's
 `check_settings_deferred`. `lynxc index` runs it with the others (`deferred=True`); a served
@@ -38,6 +44,7 @@ from .settings import SettingsError, collect_settings, parse_assignments
 BUILTIN_BACKENDS_PACKAGE = "lynxc.runtime.backends"
 
 SettingsCheck = Callable[[Mapping[str, Any]], list[str]]
+ServingCheck = Callable[[ServerDefinition, Mapping[str, Any], Callable[[str], None]], list[str]]
 
 
 def startup_settings(
@@ -63,6 +70,17 @@ def startup_settings(
     if problems:
         raise SettingsError(problems)
     return values
+
+
+def serving_checks(
+    definition: ServerDefinition, settings: Mapping[str, Any], note: Callable[[str], None]
+) -> list[str]:
+    """The problems of each built-in package's `check_serving`, run with valid settings just
+    before a server serves."""
+    problems: list[str] = []
+    for check in backend_checks(definition, "check_serving").values():
+        problems += check(definition, settings, note)
+    return problems
 
 
 def backend_package(backend: str) -> str | None:

@@ -7,20 +7,23 @@
 - tools.py: `run_sql`, the backend every SQL tool binds to;
 - postgres/: the same tools over PostgreSQL (sql.json with `"engine": "postgres"`).
 
-Importing this package loads no DuckDB: start-up calls `check_settings`, `lynxc build` reads
-the backend's declaration.
+Importing this package loads no DuckDB: start-up calls `check_settings` (and, when serving,
+`check_serving`), `lynxc build` reads the backend's declaration.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .catalog import THREADS_SETTING, TIMEOUT_SETTING
-from .postgres.catalog import POOL_SIZE_SETTING
+from .postgres.catalog import POOL_SIZE_SETTING, PgCatalog
 
-__all__ = ["check_settings"]
+if TYPE_CHECKING:
+    from lynxc.runtime.definition import ServerDefinition
+
+__all__ = ["check_serving", "check_settings"]
 
 
 def check_settings(settings: Mapping[str, Any]) -> list[str]:
@@ -40,3 +43,21 @@ def check_settings(settings: Mapping[str, Any]) -> list[str]:
     ):
         problems.append(f"setting {TIMEOUT_SETTING!r}: {timeout!r} is not a positive number of seconds")
     return problems
+
+
+def check_serving(
+    definition: ServerDefinition, settings: Mapping[str, Any], note: Callable[[str], None]
+) -> list[str]:
+    """Before a server over PostgreSQL serves: one login with its DSN setting (postgres/login.py),
+    so a refused login is one start-up line; an unreachable database is only a `note`."""
+    if not definition.sql:
+        return []
+    try:
+        catalog = definition.sql_catalog()
+    except Exception:  # a catalog that does not parse is every SQL tool's answer (tools.py)
+        return []
+    if not isinstance(catalog, PgCatalog):
+        return []
+    from .postgres.login import check_login
+
+    return check_login(catalog, settings, definition.name, note)

@@ -10,9 +10,10 @@ the real schema, served over a pool of psycopg connections.
 - depends.py: the catalog entries a statement depends on, re-read by the drift check;
 - arguments.py: JSON arguments rendered as Postgres text (every parameter is bound as text of
   unknown type, so Postgres gives it the type the build saw);
+- login.py: one login before serving, so a refused login is one start-up line (exit 2);
 - pool.py: one connection pool per server process, opened on the first call;
 - drift.py: each tool checked against the served database on the pool's first connection;
-- failures.py: Postgres errors as tool errors (by SQLSTATE), passwords redacted;
+- failures.py: Postgres errors as tool errors (by SQLSTATE), refused logins, passwords redacted;
 - run.py: one call: a read-only transaction, the prepared statement, max_rows + 1 rows.
 
 Imports nothing heavy: psycopg and psycopg_pool are imported by the functions that use them.

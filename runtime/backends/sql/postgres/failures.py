@@ -17,7 +17,22 @@ from .catalog import PgParam, PgTool
 
 # Postgres names the bound parameter it could not read: "unnamed portal parameter $2 = '...'".
 _PARAMETER = re.compile(r"portal parameter \$([0-9]+)")
-AUTH_STATES = frozenset({"28000", "28P01"})  # invalid authorization, invalid password
+# A login the database refuses, as opposed to one it cannot answer (down, unreachable, full):
+# invalid authorization (a role that does not exist, pg_hba.conf), invalid password, no such
+# database. psycopg gives no SQLSTATE for a failed connection (libpq keeps only the text:
+# psycopg/psycopg#1188), so the server's message is matched as well: Postgres's own English
+# texts of those states, plus libpq's for a password the server asked for and the DSN lacks.
+# A server with translated messages (lc_messages) is then taken as unreachable: it is served,
+# and every call answers with its message.
+LOGIN_REFUSED_STATES = frozenset({"28000", "28P01", "3D000"})
+_LOGIN_REFUSED = re.compile(
+    r'[A-Za-z]+ authentication failed for user "[^"\n]*"'
+    r'|role "[^"\n]*" (?:does not exist|is not permitted to log in)'
+    r'|database "[^"\n]*" does not exist'
+    r"|no pg_hba\.conf entry for [^\n]*"
+    r"|pg_hba\.conf rejects connection [^\n]*"
+    r"|fe_sendauth: no password supplied"
+)
 
 
 def first_line(text: str) -> str:
@@ -28,9 +43,16 @@ def unreachable(err: BaseException | str) -> ToolError:
     return ToolError(f"database unreachable: {first_line(str(err))}")
 
 
-def is_auth_failure(err: BaseException) -> bool:
-    state = getattr(err, "sqlstate", None)
-    return state in AUTH_STATES or "password authentication failed" in str(err)
+def login_refusal(err: BaseException) -> str | None:
+    """Why the database refused to log in (its own words, redacted), or None when `err` is not
+    a refused login."""
+    text = str(err)
+    found = _LOGIN_REFUSED.search(text)
+    if found is not None:
+        return redact(found.group(0).strip())
+    if getattr(err, "sqlstate", None) in LOGIN_REFUSED_STATES:
+        return first_line(text)
+    return None
 
 
 def statement_error(err: Any, tool: PgTool, timeout_setting: str, seconds: float) -> ToolError:

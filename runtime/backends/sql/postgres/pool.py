@@ -32,7 +32,7 @@ from lynxc.runtime.errors import ToolError
 from lynxc.runtime.redact import RedactingFilter, redact
 
 from .catalog import DEFAULT_POOL_SIZE, PgCatalog
-from .failures import first_line, is_auth_failure, unreachable
+from .failures import login_refusal, unreachable
 from .session import SESSION_SETTINGS
 
 IDLE_IN_TRANSACTION_MS = 60_000
@@ -150,10 +150,9 @@ class ServerPool:
             asyncio.get_running_loop().create_task(old.close(timeout=1))
 
     def _unreachable(self, err: BaseException) -> ToolError:
-        if is_auth_failure(err):
-            return ToolError(
-                f"database refused the login of setting {self.catalog.dsn_setting!r}: {first_line(str(err))}"
-            )
+        reason = login_refusal(err)
+        if reason is not None:
+            return ToolError(f"database refused the login of setting {self.catalog.dsn_setting!r}: {reason}")
         return unreachable(err)
 
     async def close(self) -> None:
@@ -186,13 +185,14 @@ def _new_pool(server_pool: ServerPool) -> Any:
                 conn = await super().connect(*args, **kwargs)
             except psycopg.Error as err:
                 failures.failed(err)
-                if is_auth_failure(err) and not failures.reported:
+                reason = login_refusal(err)
+                if reason is not None and not failures.reported:
                     failures.reported = True  # one line, not one per retry
                     logger.error(
                         "database refused the login of setting %r (%s): %s",
                         catalog.dsn_setting,
                         redact(server_pool.dsn),
-                        first_line(str(err)),
+                        reason,
                     )
                 raise
             failures.succeeded()

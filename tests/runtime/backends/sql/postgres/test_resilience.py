@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -23,6 +24,10 @@ import pytest
 from mcp import Client
 
 from lynxc.compiler.lower.sql.postgres.ephemeral import UNPRIVILEGED
+from lynxc.runtime.backends.sql.postgres import login
+from lynxc.runtime.backends.sql.postgres.catalog import PgCatalog
+from lynxc.runtime.backends.sql.postgres.login import check_login
+from tests.conftest import LYNXC
 from tests.fixtures.postgres import SUPERUSER, PostgresServer, create_database, postgres_bin, running_postgres
 
 from .pgfolder import DSN_SETTING, Tool, write_server
@@ -42,6 +47,14 @@ TOOLS = [
     Tool("sleep", "SELECT true AS slept FROM pg_sleep($seconds)", {"seconds": "number"}, result="one"),
 ]  # fmt: skip
 PASSWORD = "pw-Secret-4242"
+LOGIN_CATALOG = PgCatalog(
+    dsn_setting=DSN_SETTING,
+    writable=False,
+    shape="",
+    timeout_setting="sql_timeout_seconds",
+    pool_size_setting="postgres_pool_size",
+    tools={},
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,25 +105,125 @@ async def test_a_schema_change_disables_only_the_tool_it_touches(
     assert kept == (False, {"rows": [{"tag": "light"}], "row_count": 1, "truncated": False})
 
 
-async def test_a_wrong_password_is_one_clear_line(own_postgres: PostgresServer, tmp_path: Path) -> None:
-    dsn = database_with_schema(own_postgres)
-    project = project_for(tmp_path, "pg-login", dsn)
-    hba = own_postgres.data_dir / "pg_hba.conf"
-    with own_postgres.connect(autocommit=True) as conn:
+def login_role(server: PostgresServer) -> None:
+    """The role lynxc_app, its password PASSWORD-right, which pg_hba.conf makes log in with a
+    password (the fixture's other roles are trusted)."""
+    hba = server.data_dir / "pg_hba.conf"
+    with server.connect(autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'lynxc_app'").fetchone() is not None:
+            return
         conn.execute(f"CREATE ROLE lynxc_app LOGIN PASSWORD '{PASSWORD}-right'")
         conn.execute(f"GRANT {SUPERUSER} TO lynxc_app")
         stat = hba.stat()
         hba.write_text("host all lynxc_app 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
         os.chown(hba, stat.st_uid, stat.st_gid)
         conn.execute("SELECT pg_reload_conf()")
-    wrong = dsn.replace(f"{SUPERUSER}@", f"lynxc_app:{PASSWORD}@")
-    with http_serving(project, "pg-login", {DSN_SETTING: wrong}) as (url, process):
-        answers = [await call(url, "item", {"id": 1}) for _ in range(3)]
+
+
+def as_app(dsn: str, password: str) -> str:
+    return dsn.replace(f"{SUPERUSER}@", f"lynxc_app:{password}@")
+
+
+def test_a_wrong_password_is_one_line_at_start_up(own_postgres: PostgresServer, tmp_path: Path) -> None:
+    """No client, no call: the server logs in before serving, says why the database refused in
+    one line naming the setting, and exits like a server given a bad setting."""
+    dsn = database_with_schema(own_postgres)
+    project = project_for(tmp_path, "pg-login", dsn)
+    login_role(own_postgres)
+    wrong = as_app(dsn, PASSWORD)
+    command = [LYNXC, "--project", str(project), "serve", "pg-login", "--set", f"{DSN_SETTING}={wrong}"]
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done
+    assert PASSWORD not in done.stderr
+    assert done.stderr.splitlines() == [
+        f"lynxc serve: database refused the login of setting 'database_url' ({as_app(dsn, '***')}): "
+        'password authentication failed for user "lynxc_app"'
+    ], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda dsn: dsn.replace(f"{SUPERUSER}@", "no_such_role@"), 'role "no_such_role" does not exist'),
+        (lambda dsn: dsn.rpartition("/")[0] + "/no_such_db", 'database "no_such_db" does not exist'),
+        (
+            lambda dsn: as_app(dsn, "").replace("lynxc_app:@", "lynxc_app@"),
+            "fe_sendauth: no password supplied",
+        ),
+    ],
+    ids=["role", "database", "no-password"],
+)
+def test_each_refused_login_is_a_start_up_problem(
+    own_postgres: PostgresServer, change: Callable[[str], str], reason: str
+) -> None:
+    login_role(own_postgres)
+    notes: list[str] = []
+    problems = check_login(
+        LOGIN_CATALOG, {DSN_SETTING: change(own_postgres.dsn("postgres"))}, "t", notes.append
+    )
+    assert notes == [] and len(problems) == 1, (problems, notes)
+    assert problems[0].startswith("database refused the login of setting 'database_url' (postgresql://")
+    assert problems[0].endswith(f"): {reason}"), problems
+
+
+def test_an_unreadable_dsn_is_a_start_up_problem_that_quotes_no_password() -> None:
+    notes: list[str] = []
+    url = "postgresql://app:pass word@127.0.0.1/db"
+    problems = check_login(LOGIN_CATALOG, {DSN_SETTING: url}, "t", notes.append)
+    assert notes == [] and len(problems) == 1 and "pass word" not in problems[0], problems
+    assert problems[0].startswith("setting 'database_url' is not a PostgreSQL URL or DSN: "), problems
+
+
+def test_a_database_that_does_not_answer_delays_serving_only_boundedly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A listener that never answers (a host dropping packets): the check gives up after its
+    bound and the server serves; the bound here is shortened for the test's sake."""
+    monkeypatch.setattr(login, "LOGIN_CHECK_SECONDS", 0.2)
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        notes: list[str] = []
+        problems = check_login(
+            LOGIN_CATALOG,
+            {DSN_SETTING: f"postgresql://app:{PASSWORD}@127.0.0.1:{port}/db"},
+            "t",
+            notes.append,
+        )
+    assert problems == [] and len(notes) == 1, (problems, notes)
+    assert "setting 'database_url' did not answer a login within 0.2 s; serving anyway" in notes[0]
+
+
+async def test_a_password_changed_under_a_running_server_heals(
+    own_postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """Mid-serve, a refused login is a tool error (the process cannot be stopped under its
+    clients) and heals once the database takes the password again, without a restart."""
+    dsn = database_with_schema(own_postgres)
+    project = project_for(tmp_path, "pg-rotate", dsn)
+    login_role(own_postgres)
+    right = as_app(dsn, f"{PASSWORD}-right")
+    with http_serving(project, "pg-rotate", {DSN_SETTING: right}) as (url, process):
+        before = await call(url, "item", {"id": 1})
+        with own_postgres.connect(autocommit=True) as conn:
+            conn.execute("ALTER ROLE lynxc_app PASSWORD 'rotated-elsewhere'")
+            conn.execute(  # its pooled sessions end: the next call logs in again
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+                ["lynxc pg-rotate"],
+            )
+        try:
+            refused = [await call(url, "item", {"id": 1}) for _ in range(2)]
+        finally:
+            with own_postgres.connect(autocommit=True) as conn:
+                conn.execute(f"ALTER ROLE lynxc_app PASSWORD '{PASSWORD}-right'")
+        healed = await call(url, "item", {"id": 1})
         process.terminate()
         stderr = process.stderr.read() if process.stderr else ""
-    for failed, message in answers:
-        assert failed and "refused the login of setting 'database_url'" in message, message
-        assert "password authentication failed" in message and PASSWORD not in message
+    assert before == healed == (False, {"id": "1", "name": "lamp", "price": "12.50"})
+    for failed, message in refused:
+        assert failed and message == (
+            "database refused the login of setting 'database_url': "
+            'password authentication failed for user "lynxc_app"'
+        ), message
     assert PASSWORD not in stderr
     logged = [line for line in stderr.splitlines() if "refused the login" in line]
     assert len(logged) == 1 and "lynxc_app:***@" in logged[0], stderr
@@ -147,7 +260,7 @@ async def test_postgres_stopped_and_restarted_mid_serve(own_postgres: PostgresSe
     with http_serving(project, "pg-restart", {DSN_SETTING: dsn}) as (url, _):
         assert (await call(url, "item", {"id": 2}))[0] is False
         _stop(own_postgres.pid)
-        with http_serving(project, "pg-restart", {DSN_SETTING: dsn}) as (late_url, _):
+        with http_serving(project, "pg-restart", {DSN_SETTING: dsn}) as (late_url, late):
             for served_url in (url, late_url):
                 failed, message = await call(served_url, "item", {"id": 2})
                 assert failed and message.startswith("database unreachable: "), message
@@ -157,7 +270,15 @@ async def test_postgres_stopped_and_restarted_mid_serve(own_postgres: PostgresSe
             finally:
                 _stop(restarted.pid)
                 restarted.wait()
+            late.terminate()
+            late_stderr = late.stderr.read() if late.stderr else ""
     assert answers == [(False, {"id": "2", "name": "desk", "price": "99.00"})] * 2
+    # the late server said once, at start-up, that it serves without its database
+    noted = [line for line in late_stderr.splitlines() if "at start-up" in line]
+    assert (
+        len(noted) == 1 and "lynxc serve: the database of setting 'database_url' is unreachable" in noted[0]
+    )
+    assert noted[0].endswith('serving anyway: its tools answer "database unreachable" until it is back')
 
 
 def _stop(pid: int) -> None:
