@@ -99,7 +99,9 @@ def test_rebuild_is_byte_identical_and_check_names_stale_files(tmp_path: Path) -
     # No timestamps: an instant in the output is one the specs write (an example in a
     # description), never the time of the build.
     instant = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d")
-    written = {m for p in (project / "specs").rglob("*") if p.is_file() for m in instant.findall(p.read_bytes())}
+    written = {
+        m for p in (project / "specs").rglob("*") if p.is_file() for m in instant.findall(p.read_bytes())
+    }
     assert written >= {m for text in first.values() for m in instant.findall(text)}
 
     stale_file = project / "generated/dot-harness/README.md"
