@@ -5,6 +5,7 @@ first. And the README's test command is the one `.ci/run` runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -89,9 +90,17 @@ def write_suite(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return suite, {**os.environ, "BUILT": str(built), "PYTHONPATH": str(ROOT)}
 
 
-def pytest_in(suite: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+def pytest_in(
+    suite: Path, env: dict[str, str], *args: str, cache: bool = False
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", *([] if cache else ["-p", "no:cacheprovider"]), *args]
     return subprocess.run(command, cwd=suite, env=env, capture_output=True, text=True, timeout=600)
+
+
+def run_order(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The tests in the order one worker ran them (`-n 1 -v`)."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [line.split()[-1] for line in done.stdout.splitlines() if " PASSED " in line]
 
 
 def test_tests_sharing_a_fixture_run_on_one_worker_which_builds_it_once(tmp_path: Path) -> None:
@@ -114,6 +123,27 @@ def test_benchmarks_are_handed_out_first(tmp_path: Path) -> None:
     suite, env = write_suite(tmp_path)
     done = pytest_in(suite, env, "-n", "0", "--collect-only", "-q")
     assert done.stdout.splitlines()[0] == "test_zz.py::test_z_benchmark", done.stdout
+
+
+def test_the_units_that_took_longest_last_time_are_handed_out_first(tmp_path: Path) -> None:
+    suite, env = write_suite(tmp_path)
+    # No cache yet: the benchmark first, before the groups of many tests (xdist's own order, by
+    # number of tests, would hand it out after them)
+    first = run_order(pytest_in(suite, env, "-n", "1", "--dist", "loadgroup", "-v", cache=True))
+    assert len(first) == 22 and first[0] == "test_zz.py::test_z_benchmark", first
+    cached = suite / ".pytest_cache" / "v" / "lynxc" / "durations"
+    durations = json.loads(cached.read_text())
+    assert sorted(durations) == sorted(first) and all(seconds >= 0 for seconds in durations.values())
+    # As if a test alone and then the Ray group had been the longest: they go first, the rest
+    # keeps its order; a test the cache does not know counts as the median
+    durations.update({"test_index.py::test_unrelated[5]": 60.0, "test_ray_too.py::test_also_on_ray": 30.0})
+    del durations["test_zz.py::test_z_benchmark"]
+    cached.write_text(json.dumps(durations))
+    order = run_order(pytest_in(suite, env, "-n", "1", "--dist", "loadgroup", "-v", cache=True))
+    ray = ["test_ray.py::test_on_ray[0]", "test_ray.py::test_on_ray[1]", "test_ray.py::test_on_ray[2]"]
+    assert order[0] == "test_index.py::test_unrelated[5]", order
+    assert set(order[1:6]) == {*ray, "test_ray.py::test_on_ray[3]", "test_ray_too.py::test_also_on_ray"}
+    assert sorted(order) == sorted(first)
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:

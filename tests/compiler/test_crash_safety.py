@@ -23,7 +23,8 @@ from pathlib import Path
 
 from lynxc.compiler.files import replace_tree
 from lynxc.compiler.review.changelog import load_releases
-from tests.conftest import LYNXC, ROOT
+from tests.conftest import ROOT
+from tests.fixtures.forked import Completed, run_source
 
 TOOLS = 8
 
@@ -45,10 +46,11 @@ def spec(variant: str, version: str = "0.1.0") -> str:
     return f"lynxc: 1\nserver:\n  name: shop\n  version: {version}\ntools:{tools}"
 
 
-def lynxc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [LYNXC, "--project", str(project), *args], capture_output=True, text=True, env=env, timeout=120
+def lynxc(project: Path, *args: str) -> Completed:
+    """`lynxc --project PROJECT ARGS...` in a process forked with the compiler imported (the
+    installed console script is run by test_cli.py and test_malformed_specs.py)."""
+    return run_source(
+        lynxc_code(), ["--project", str(project), *args], {"PYTHONPATH": str(ROOT)}, timeout=120
     )
 
 
@@ -91,14 +93,20 @@ def lynxc_code() -> str:
 
 
 def run_crashing(
-    command: list[str], crash_at: int, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "LYNXC_TEST_CRASH_AT": str(crash_at)}
-    return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, timeout=300)
+    command: list[str], crash_at: int, stdin: str | None = None, fresh: bool = False
+) -> subprocess.CompletedProcess[str] | Completed:
+    """The command (`python -c SOURCE ARGS...`) killed after its `crash_at`th write: in a process
+    forked with the compiler imported, or with `fresh`, as written, in a new interpreter."""
+    env = {"PYTHONPATH": str(ROOT), "LYNXC_TEST_CRASH_AT": str(crash_at)}
+    if not fresh:
+        return run_source(command[2], command[3:], env, stdin, timeout=300)
+    return subprocess.run(
+        command, input=stdin, capture_output=True, text=True, env={**os.environ, **env}, timeout=300
+    )
 
 
-def write_operations(command: list[str], stdin: str | None = None) -> int:
-    done = run_crashing(command, 0, stdin)
+def write_operations(command: list[str], stdin: str | None = None, fresh: bool = False) -> int:
+    done = run_crashing(command, 0, stdin, fresh)
     assert done.returncode == 0, done.stderr
     return int(done.stderr.rsplit("write operations: ", 1)[1])
 
@@ -175,11 +183,13 @@ def test_a_file_write_killed_at_any_step_leaves_old_or_new_text(tmp_path: Path) 
         f"write_text_atomic(Path({str(target)!r}), 'n' * 100_000)\n"
     )
     target.write_text(old)
-    total = write_operations(crash_command(code))
+    # In a new interpreter, as every command ran before the forked runs: the same writes counted.
+    total = write_operations(crash_command(code), fresh=True)
+    assert write_operations(crash_command(code)) == total
     outcomes = []
     for point in range(1, total + 1):
         target.write_text(old)
-        done = run_crashing(crash_command(code), point)
+        done = run_crashing(crash_command(code), point, fresh=True)
         assert done.returncode == -signal.SIGKILL
         text = target.read_text()
         assert text in (old, new), f"a partial file after a kill at step {point} of {total}"
