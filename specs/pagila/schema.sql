@@ -1,4 +1,4 @@
--- The pagila sample schema (a DVD rental store), from github.com/devrimgunduz/pagila at commit eddcfc4513dab4239ee1acbdf52beb1f5fcf50ac under the MIT-style licence in LICENSE-pagila.txt beside this file; the lines below this header are unchanged (the same as tests/data/postgres/pagila-schema.sql). It holds no rows: tests/fixtures/pagila.py generates them.
+-- The pagila sample schema (a DVD rental store), from github.com/devrimgunduz/pagila at commit eddcfc4513dab4239ee1acbdf52beb1f5fcf50ac under the MIT-style licence in LICENSE-pagila.txt beside this file; the lines below this header are unchanged. It holds no rows: tests/fixtures/pagila.py generates them, and the tests load this very file.
 --
 -- PostgreSQL database dump
 --

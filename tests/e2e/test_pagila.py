@@ -18,6 +18,7 @@ import pytest
 from mcp.client import Client
 
 from tests.conftest import ROOT, http_server, stdio_client
+from tests.fixtures import pagila
 from tests.fixtures.postgres import (  # noqa: F401
     PostgresServer,
     create_database,
@@ -74,14 +75,15 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
     return result.structured_content
 
 
-def test_the_spec_ships_the_schema_it_names_unchanged_with_its_licence() -> None:
-    """specs/pagila/schema.sql is the tests' pagila dump plus one header line saying where it
-    came from, so the build's ephemeral server and the tests' server load the same schema."""
+def test_the_spec_ships_the_schema_it_names_with_its_origin_and_licence() -> None:
+    """specs/pagila/schema.sql is the pagila dump plus one header line saying where it came
+    from; the tests' server loads the same file (tests/fixtures/pagila.py), so the build's
+    ephemeral server and the tests' server hold one schema."""
     header, _, body = (SPEC / "schema.sql").read_text(encoding="utf-8").partition("\n")
     assert header.startswith("-- ") and "devrimgunduz/pagila" in header and "LICENSE-pagila.txt" in header
-    assert body == (ROOT / "tests" / "data" / "postgres" / "pagila-schema.sql").read_text(encoding="utf-8")
-    licence = (ROOT / "tests" / "data" / "postgres" / "LICENSE-pagila.txt").read_text(encoding="utf-8")
-    assert (SPEC / "LICENSE-pagila.txt").read_text(encoding="utf-8") == licence
+    assert body.startswith("--\n-- PostgreSQL database dump\n") and "CREATE TABLE public.rental" in body
+    assert pagila.SCHEMA == SPEC / "schema.sql"
+    assert "Copyright (c) Devrim Gündüz" in (SPEC / "LICENSE-pagila.txt").read_text(encoding="utf-8")
 
 
 async def test_every_tool_is_listed_with_input_and_output_schemas(dsn: str) -> None:
