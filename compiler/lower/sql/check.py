@@ -21,7 +21,7 @@ from ...spec.load import SpecSource, ToolSource
 from ...spec.models import SqlBackend
 from ...work_budget import cpu_watchdog
 from .catalog import cleanup, open_build_data
-from .output import output_problems
+from .output import with_output
 from .ranges import with_type_ranges
 from .statements import check_statement, derived_output, statement_text
 
@@ -99,15 +99,10 @@ def check_sql(
                 ranged, problems = with_type_ranges(tool_source, json.loads(tool_ir.input_schema_json), types)
                 result.diagnostics += problems
                 tool_ir = replace(tool_ir, input_schema_json=canonical_json(ranged))
-                derived = derived_output(sql_ir)
-                if tool_ir.output_schema_json is None:
-                    result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))
-                else:
-                    written = json.loads(tool_ir.output_schema_json)
-                    result.diagnostics += output_problems(
-                        written, derived, tool_source.doc, (*tool_source.base, "output")
-                    )
-                    result.tools[tool_ir.name] = tool_ir
+                result.tools[tool_ir.name], problems = with_output(
+                    tool_ir, derived_output(sql_ir), tool_source
+                )
+                result.diagnostics += problems
             data = source.server.server.duckdb
             assert data is not None
             result.data = SqlDataIR(

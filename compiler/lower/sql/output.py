@@ -9,17 +9,32 @@ pattern, tighter bounds): that is the spec author's knowledge of the data, check
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from lynxc.runtime.schema_refs import inline_local_refs
 
 from ...diagnostics import Diagnostic
+from ...ir import ToolIR, canonical_json
 from ...rules import diagnostic
+from ...spec.load import ToolSource
 from ...spec.source import NodePath, SourceDoc
 
 _UNCHECKABLE = frozenset({"oneOf", "allOf", "not", "if", "$ref"})
 _ALL = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
+
+
+def with_output(
+    tool_ir: ToolIR, derived: dict[str, Any], tool_source: ToolSource
+) -> tuple[ToolIR, list[Diagnostic]]:
+    """The tool with the output schema its result types give (`derived`), or with the one its
+    spec writes, once checked to accept every value those types produce."""
+    if tool_ir.output_schema_json is None:
+        return replace(tool_ir, output_schema_json=canonical_json(derived)), []
+    written = json.loads(tool_ir.output_schema_json)
+    return tool_ir, output_problems(written, derived, tool_source.doc, (*tool_source.base, "output"))
 
 
 def output_problems(

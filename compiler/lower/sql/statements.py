@@ -15,6 +15,7 @@ value arrives as, and a value that does not fit (a malformed date) a DuckDB erro
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -560,15 +561,18 @@ def parameter_type(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def derived_output(ir: SqlToolIR) -> dict[str, Any]:
-    """The output schema the result types give: the row object, or {rows, row_count, truncated}."""
+def derived_output(
+    ir: SqlToolIR, column_schema: Callable[[dict[str, Any], bool], dict[str, Any]] = json_schema
+) -> dict[str, Any]:
+    """The output schema the result types give: the row object, or {rows, row_count, truncated};
+    `column_schema` gives a column's schema from its type tree (SQLite has its own)."""
     import json
 
     row = {
         "type": "object",
         "additionalProperties": False,
         "required": [c.name for c in ir.columns],
-        "properties": {c.name: json_schema(json.loads(c.type_json), c.nullable) for c in ir.columns},
+        "properties": {c.name: column_schema(json.loads(c.type_json), c.nullable) for c in ir.columns},
     }
     if ir.result == "one":
         return row

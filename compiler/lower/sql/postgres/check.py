@@ -19,7 +19,7 @@ from ....limits import PG_CHECK_WALL_SECONDS, PG_STATEMENT_TIMEOUT_SECONDS
 from ....rules import diagnostic
 from ....spec.load import SpecSource, ToolSource
 from ..check import SqlCheck
-from ..output import output_problems
+from ..output import with_output
 from ..ranges import with_type_ranges
 from ..statements import derived_output, statement_text
 from .database import build_database, redact
@@ -90,15 +90,9 @@ def check_postgres(
             ranged, problems = with_type_ranges(tool_source, input_schema, types)
             result.diagnostics += problems
             tool_ir = replace(tool_ir, input_schema_json=canonical_json(ranged))
-            derived = derived_output(sql_ir)  # type: ignore[arg-type]
-            if tool_ir.output_schema_json is None:
-                result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))
-            else:
-                written = json.loads(tool_ir.output_schema_json)
-                result.diagnostics += output_problems(
-                    written, derived, tool_source.doc, (*tool_source.base, "output")
-                )
-                result.tools[tool_ir.name] = tool_ir
+            derived = derived_output(sql_ir)  # type: ignore[arg-type]  # a PgToolIR has the same columns
+            result.tools[tool_ir.name], problems = with_output(tool_ir, derived, tool_source)
+            result.diagnostics += problems
         result.data = PgDataIR(data.dsn.setting, data.allow_writes, build.shape, tuple(checked))
         result.files = build.files
     return result

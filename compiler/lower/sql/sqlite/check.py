@@ -5,14 +5,13 @@ declared types, or the spec's own, once checked to accept every value they produ
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
-from ....ir import SqlDataIR, SqlToolIR, ToolIR, canonical_json
+from ....ir import SqlDataIR, SqlToolIR, ToolIR
 from ....limits import SQL_CHECK_CPU_SECONDS
 from ....rules import diagnostic
 from ....spec.load import SpecSource, ToolSource
-from ..output import output_problems
+from ..output import with_output
 from ..statements import statement_text
 from .build import BudgetSpent, open_build_database
 from .statement import check_statement, derived_output
@@ -55,15 +54,8 @@ def check_sqlite(
             if sql_ir is None:
                 continue
             checked.append(sql_ir)
-            derived = derived_output(sql_ir)
-            if tool_ir.output_schema_json is None:
-                result.tools[tool_ir.name] = replace(tool_ir, output_schema_json=canonical_json(derived))
-            else:
-                written = json.loads(tool_ir.output_schema_json)
-                result.diagnostics += output_problems(
-                    written, derived, tool_source.doc, (*tool_source.base, "output")
-                )
-                result.tools[tool_ir.name] = tool_ir
+            result.tools[tool_ir.name], problems = with_output(tool_ir, derived_output(sql_ir), tool_source)
+            result.diagnostics += problems
     except BudgetSpent:
         result.diagnostics.append(_timeout(source, cpu_seconds))
         return result

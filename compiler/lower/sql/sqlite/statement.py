@@ -26,6 +26,7 @@ from ....ir import SqlColumnIR, SqlParamIR, SqlToolIR, canonical_json
 from ....rules import diagnostic
 from ....spec.load import ToolSource
 from ....suggest import did_you_mean
+from .. import statements
 from ..positions import SqlText
 from .build import BudgetSpent, SqliteBuild
 from .errors import error_offset, missing_name
@@ -259,34 +260,8 @@ def _param_type(schema: dict[str, Any]) -> str:
 
 
 def derived_output(ir: SqlToolIR) -> dict[str, Any]:
-    """The output schema the declared types give (as statements.derived_output for DuckDB)."""
-    row = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": [c.name for c in ir.columns],
-        "properties": {c.name: sqlite_json_schema(json.loads(c.type_json), c.nullable) for c in ir.columns},
-    }
-    if ir.result == "one":
-        return row
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["rows", "row_count", "truncated"],
-        "properties": {
-            "rows": {
-                "type": "array",
-                "description": f"The result rows in the statement's order, at most {ir.max_rows}.",
-                "maxItems": ir.max_rows,
-                "items": row,
-            },
-            "row_count": {"type": "integer", "minimum": 0, "description": "How many rows are in rows."},
-            "truncated": {
-                "type": "boolean",
-                "description": f"True when the statement had more than {ir.max_rows} rows: the rest "
-                "were not returned.",
-            },
-        },
-    }
+    """The output schema the declared types give (DuckDB's shape, SQLite's column schemas)."""
+    return statements.derived_output(ir, sqlite_json_schema)
 
 
 def _first_token(text: str) -> int:
