@@ -175,29 +175,7 @@ def check_statement(
     if found:
         return None, found
     used = {o.name for o in occurrences}
-    for occurrence in occurrences:
-        if occurrence.name in declared:
-            continue
-        found.append(
-            diagnostic(
-                "SQL_PARAM_UNDECLARED",
-                f"${occurrence.name} is not a parameter of tool '{tool.name}'",
-                where.span(occurrence.start),
-                did_you_mean(occurrence.name, list(declared))
-                or f"declare it under parameters: {occurrence.name}: ...",
-            )
-        )
-    for name in declared:
-        if name not in used:
-            found.append(
-                diagnostic(
-                    "SQL_PARAM_UNUSED",
-                    f"parameter '{name}' is declared but the statement never uses ${name}",
-                    doc.span((*source.base, "parameters", name), key=True),
-                    did_you_mean(name, sorted({o.name for o in occurrences if o.name not in declared}))
-                    or "use it in the statement, or remove it",
-                )
-            )
+    found += declared_parameter_problems(occurrences, declared, source, where)
     types: dict[str, str] = {}
     for name, schema in declared.items():
         duckdb_type = parameter_type(schema)
@@ -295,6 +273,36 @@ def check_statement(
         ),
         warnings,
     )
+
+
+def declared_parameter_problems(
+    occurrences: list[Occurrence], declared: dict[str, Any], source: ToolSource, where: SqlText
+) -> list[Diagnostic]:
+    """A `$name` no parameter declares (placed in the SQL), and a declared parameter the
+    statement never uses (placed at its declaration)."""
+    found = [
+        diagnostic(
+            "SQL_PARAM_UNDECLARED",
+            f"${occurrence.name} is not a parameter of tool '{source.tool.name}'",
+            where.span(occurrence.start),
+            did_you_mean(occurrence.name, list(declared))
+            or f"declare it under parameters: {occurrence.name}: ...",
+        )
+        for occurrence in occurrences
+        if occurrence.name not in declared
+    ]
+    used = {o.name for o in occurrences}
+    found += [
+        diagnostic(
+            "SQL_PARAM_UNUSED",
+            f"parameter '{name}' is declared but the statement never uses ${name}",
+            source.doc.span((*source.base, "parameters", name), key=True),
+            did_you_mean(name, sorted(used - set(declared))) or "use it in the statement, or remove it",
+        )
+        for name in declared
+        if name not in used
+    ]
+    return found
 
 
 def parameter_occurrences(text: str) -> list[Occurrence]:

@@ -11,12 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-
-@dataclass(frozen=True)
-class Occurrence:
-    name: str
-    start: int  # character offsets of `$name` in the statement as written
-    end: int
+from ..statements import Occurrence  # character offsets of `$name` in the statement as written
 
 
 @dataclass

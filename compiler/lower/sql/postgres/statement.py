@@ -24,6 +24,7 @@ from ....spec.load import ToolSource
 from ....spec.models import SqlBackend
 from ....suggest import did_you_mean
 from ..positions import SqlText
+from ..statements import declared_parameter_problems
 from .accept import accepts, declared_kind
 from .columns import not_null, type_trees
 from .depends import statement_depends
@@ -151,7 +152,7 @@ def check_statement(
     found = _reading_problems(reading, rewritten, where, allowed)
     if found:
         return None, found
-    found += _parameter_problems(rewritten, declared, source, where)
+    found += declared_parameter_problems(rewritten.occurrences, declared, source, where)
     if found:
         return None, found
     try:
@@ -340,37 +341,6 @@ def _function_problems(
                 f"if it does not write, mark it STABLE: ALTER FUNCTION {qualified} STABLE",
             )
         )
-    return found
-
-
-def _parameter_problems(
-    rewritten: Rewrite, declared: dict[str, Any], source: ToolSource, where: SqlText
-) -> list[Diagnostic]:
-    found = []
-    tool, doc = source.tool, source.doc
-    for occurrence in rewritten.occurrences:
-        if occurrence.name in declared:
-            continue
-        found.append(
-            diagnostic(
-                "SQL_PARAM_UNDECLARED",
-                f"${occurrence.name} is not a parameter of tool '{tool.name}'",
-                where.span(occurrence.start),
-                did_you_mean(occurrence.name, list(declared))
-                or f"declare it under parameters: {occurrence.name}: ...",
-            )
-        )
-    for name in declared:
-        if name not in rewritten.order:
-            found.append(
-                diagnostic(
-                    "SQL_PARAM_UNUSED",
-                    f"parameter '{name}' is declared but the statement never uses ${name}",
-                    doc.span((*source.base, "parameters", name), key=True),
-                    did_you_mean(name, [n for n in rewritten.order if n not in declared])
-                    or "use it in the statement, or remove it",
-                )
-            )
     return found
 
 
