@@ -126,8 +126,18 @@ async def _rollback(conn: Any) -> None:
         await conn.close()
 
 
+# Per tool (by identity: a reloaded catalog brings new tool objects), its row converter, built on
+# the tool's first call rather than on every call.
+_converters: dict[int, tuple[PgTool, Callable[[tuple], dict[str, Any]]]] = {}
+
+
 def row_converter(tool: PgTool) -> Callable[[tuple], dict[str, Any]]:
     """The types module's converter of a row of Postgres text, by the columns' type trees."""
+    found = _converters.get(id(tool))
+    if found is not None and found[0] is tool:
+        return found[1]
     from .types import pg_row_converter
 
-    return pg_row_converter([column.as_dict() for column in tool.columns])
+    convert = pg_row_converter([column.as_dict() for column in tool.columns])
+    _converters[id(tool)] = (tool, convert)
+    return convert
