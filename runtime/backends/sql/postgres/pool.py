@@ -8,8 +8,11 @@ bytea_output hex), `idle_in_transaction_session_timeout` (a client that stalls m
 releases its locks) and `client_connection_check_interval` (a backend whose client died, a
 server killed mid-call, notices it during the query and ends rather than running on). Its
 `application_name` names lynxc and the server, so a DBA can tell its sessions apart. Every
-checkout runs the pool's `check` (an empty round trip), so a connection the database dropped
-(pg_terminate_backend, a restart) is replaced instead of failing a call.
+checkout runs the pool's `check`, so a connection the database dropped (pg_terminate_backend, a
+restart) is replaced instead of failing a call: a connection idle for a while gets an empty
+round trip; one back in the pool for less than CHECK_IDLE_SECONDS only a look at its socket
+without waiting (a backend that ended wrote its FATAL message and closed, so the socket reads),
+which saves a round trip per call when calls follow each other.
 
 When the database is unreachable, a call does not wait out its timeout on a pool that keeps
 retrying: the pool records each failed connection attempt, and the next call tries one direct
@@ -23,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import select
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -38,6 +43,7 @@ from .session import SESSION_SETTINGS
 IDLE_IN_TRANSACTION_MS = 60_000
 CLIENT_CHECK_MS = 1_000
 CONNECT_TIMEOUT_SECONDS = 5
+CHECK_IDLE_SECONDS = 2.0  # idle longer than this: an empty round trip before use
 APPLICATION_NAME_LIMIT = 63  # Postgres truncates longer names (NAMEDATALEN - 1)
 logger = logging.getLogger("lynxc serve")
 
@@ -86,6 +92,7 @@ class ServerPool:
         try:
             yield conn
         finally:
+            conn.returned_at = time.monotonic()
             await pool.putconn(conn)
 
     async def _checkout(self, pool: Any, seconds: float) -> Any:
@@ -179,6 +186,8 @@ def _new_pool(server_pool: ServerPool) -> Any:
     class RecordingConnection(psycopg.AsyncConnection):
         """Records the pool's connection attempts (the pool itself only retries and logs)."""
 
+        returned_at = 0.0  # time.monotonic() when last put back in the pool (_check)
+
         @classmethod
         async def connect(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
             try:
@@ -206,10 +215,30 @@ def _new_pool(server_pool: ServerPool) -> Any:
         kwargs=_connect_kwargs(server_pool),
         connection_class=RecordingConnection,
         configure=_configure,
-        check=AsyncConnectionPool.check_connection,
+        check=_check,
         name=server_pool.application_name,
         reconnect_timeout=60,
     )
+
+
+async def _check(conn: Any) -> None:
+    """Raise if `conn` is not usable (the pool then drops it and hands out another)."""
+    from psycopg import pq
+    from psycopg_pool import AsyncConnectionPool
+
+    recent = time.monotonic() - getattr(conn, "returned_at", 0.0) < CHECK_IDLE_SECONDS
+    if recent and conn.pgconn.status == pq.ConnStatus.OK and not _readable(conn.pgconn):
+        return
+    await AsyncConnectionPool.check_connection(conn)
+
+
+def _readable(pgconn: Any) -> bool:
+    """Whether an idle connection's socket has something to read: a backend's last words."""
+    try:
+        ready, _, _ = select.select([pgconn.socket], [], [], 0)
+    except Exception:
+        return True  # the full check will say what is wrong
+    return bool(ready)
 
 
 async def _configure(conn: Any) -> None:

@@ -1,11 +1,12 @@
 """One call of a SQL tool over Postgres.
 
-On a pooled connection (pool.py): `BEGIN READ ONLY` (READ WRITE only for a tool the build
-marked writing, on a server that allows writes) with `SET LOCAL statement_timeout` from the
-timeout setting, in one round trip; then the tool's `wrapped` statement (already capped at
-max_rows + 1 rows, so Postgres stops early and `truncated` is exact), prepared once per
-connection (psycopg's prepared-statement cache) with every parameter bound as text of unknown
-type; the rows are read in Postgres's own text format and converted by the types module.
+On a pooled connection (pool.py), in one round trip (psycopg's pipeline mode): `BEGIN READ
+ONLY` (READ WRITE only for a tool the build marked writing, on a server that allows writes),
+`SET LOCAL statement_timeout` from the timeout setting, the tool's `wrapped` statement (already
+capped at max_rows + 1 rows, so Postgres stops early and `truncated` is exact), prepared once
+per connection (psycopg's prepared-statement cache) with every parameter bound as text of
+unknown type, and `COMMIT`; the rows are read in Postgres's own text format and converted by
+the types module.
 
 A cancelled call (the client's notifications/cancelled) cancels the statement on the server:
 psycopg sends a cancel request when its wait is interrupted, and the transaction is rolled back
@@ -73,12 +74,17 @@ async def _run(
     mode = "READ ONLY" if tool.read_only else "READ WRITE"
     milliseconds = max(1, round(seconds * 1000))
     try:
-        await conn.execute(f"BEGIN {mode}; SET LOCAL statement_timeout = {milliseconds}")
+        # One round trip for the four statements: pipeline mode sends them together and reads
+        # their results at the one Sync (a failed statement aborts those after it, so COMMIT
+        # does not run and the except below rolls back).
         cursor = AsyncRawCursor(conn)
-        await cursor.execute(tool.wrapped, values, prepare=True)
-        rows = _text_rows(cursor.pgresult, wanted)
-        await conn.execute("COMMIT")
-        return rows
+        async with conn.pipeline() as pipeline:
+            await conn.execute(f"BEGIN {mode}")
+            await conn.execute(f"SET LOCAL statement_timeout = {milliseconds}")
+            await cursor.execute(tool.wrapped, values, prepare=True)
+            await conn.execute("COMMIT")
+            await pipeline.sync()
+        return _text_rows(cursor.pgresult, wanted)
     except psycopg.Error as err:
         if conn.broken or conn.closed:
             raise unreachable(err) from None
@@ -120,8 +126,18 @@ async def _rollback(conn: Any) -> None:
         await conn.close()
 
 
+# Per tool (by identity: a reloaded catalog brings new tool objects), its row converter, built on
+# the tool's first call rather than on every call.
+_converters: dict[int, tuple[PgTool, Callable[[tuple], dict[str, Any]]]] = {}
+
+
 def row_converter(tool: PgTool) -> Callable[[tuple], dict[str, Any]]:
     """The types module's converter of a row of Postgres text, by the columns' type trees."""
+    found = _converters.get(id(tool))
+    if found is not None and found[0] is tool:
+        return found[1]
     from .types import pg_row_converter
 
-    return pg_row_converter([column.as_dict() for column in tool.columns])
+    convert = pg_row_converter([column.as_dict() for column in tool.columns])
+    _converters[id(tool)] = (tool, convert)
+    return convert
