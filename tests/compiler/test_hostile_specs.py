@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -238,7 +239,11 @@ def test_builtin_backends_are_read_without_a_child_process(monkeypatch: pytest.M
     def no_child(*args: object, **kwargs: object) -> None:
         raise AssertionError("a child process was started")
 
-    monkeypatch.setattr(backend_probe.subprocess, "Popen", no_child)
+    # Only the probe's own subprocess module is replaced: a Postgres spec's build starts its
+    # ephemeral database as a child process, which is not a backend being read.
+    probe_subprocess = types.SimpleNamespace(**vars(subprocess))
+    probe_subprocess.Popen = no_child
+    monkeypatch.setattr(backend_probe, "subprocess", probe_subprocess)
     for spec in discover_specs(ROOT / "specs"):
         result = compile_spec(spec)
         assert result.value is not None, [d.render() for d in result.diagnostics]
