@@ -218,18 +218,25 @@ def _option(name: str, node: _Node) -> OptionValue:
     )
 
 
-def _tool(name: str, node: _Node) -> SqlTool:
+def tool_shape(node: _Node) -> tuple[str, tuple[SqlColumn, ...], int]:
+    """A tool entry's result kind, columns and max_rows, checked: the part every engine's
+    sql.json shares."""
     node.object()
     result = node.key("result", "many").text()
     if result not in RESULTS:
         raise CatalogError(f"{node.where}.result: {result!r} is not many or one")
-    params = tuple(_param(item) for item in node.key("params", []).array())
-    _unique([p.name for p in params], f"{node.where}.params", "parameter")
     columns = tuple(_column(item) for item in node.key("columns").array())
     _unique([c.name for c in columns], f"{node.where}.columns", "column")
     max_rows = node.key("max_rows").integer()
     if max_rows < 1:
         raise CatalogError(f"{node.where}.max_rows: {max_rows} is not a positive integer")
+    return result, columns, max_rows
+
+
+def _tool(name: str, node: _Node) -> SqlTool:
+    result, columns, max_rows = tool_shape(node)
+    params = tuple(_param(item) for item in node.key("params", []).array())
+    _unique([p.name for p in params], f"{node.where}.params", "parameter")
     return SqlTool(
         name=name,
         statement=node.key("statement").text(),

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..catalog import RESULTS, TIMEOUT_SETTING, CatalogError, SqlColumn, _column, _Node, _unique
+from ..catalog import TIMEOUT_SETTING, CatalogError, SqlColumn, _Node, _unique, tool_shape
 
 ENGINE = "postgres"
 POOL_SIZE_SETTING = "postgres_pool_size"
@@ -105,17 +105,9 @@ def parse_pg_catalog(document: Mapping) -> PgCatalog:
 
 
 def _tool(name: str, node: _Node, writable: bool) -> PgTool:
-    node.object()
-    result = node.key("result", "many").text()
-    if result not in RESULTS:
-        raise CatalogError(f"{node.where}.result: {result!r} is not many or one")
+    result, columns, max_rows = tool_shape(node)
     params = tuple(_param(item) for item in node.key("params", []).array())
     _unique([p.name for p in params], f"{node.where}.params", "parameter")
-    columns = tuple(_column(item) for item in node.key("columns").array())
-    _unique([c.name for c in columns], f"{node.where}.columns", "column")
-    max_rows = node.key("max_rows").integer()
-    if max_rows < 1:
-        raise CatalogError(f"{node.where}.max_rows: {max_rows} is not a positive integer")
     read_only = node.key("read_only", True).boolean()
     if not read_only and not writable:
         # The build marks a tool writing only on a server that allows writes; anything else is a
