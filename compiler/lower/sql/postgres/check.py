@@ -18,7 +18,7 @@ from ....ir import PgDataIR, PgToolIR, ToolIR, canonical_json
 from ....limits import PG_CHECK_WALL_SECONDS, PG_STATEMENT_TIMEOUT_SECONDS
 from ....rules import diagnostic
 from ....spec.load import SpecSource, ToolSource
-from ..check import SqlCheck
+from ..outcome import SqlCheck
 from ..output import with_output
 from ..ranges import with_type_ranges
 from ..statements import derived_output, statement_text

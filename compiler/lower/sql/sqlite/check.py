@@ -24,7 +24,7 @@ def check_sqlite(
     result: Any,
     cpu_seconds: float = SQL_CHECK_CPU_SECONDS,
 ) -> Any:
-    """Fill `result` (check.SqlCheck) for a SQLite server."""
+    """Fill `result` (outcome.SqlCheck) for a SQLite server."""
     data = source.server.server.sqlite
     assert data is not None
     if source.server.server.duckdb is not None:  # SQL_ENGINE_CONFLICT, reported by lowering

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..catalog import TIMEOUT_SETTING, CatalogError, SqlColumn, _Node, _unique, tool_shape
+from ..sql_json import TIMEOUT_SETTING, CatalogError, Node, SqlColumn, tool_shape, unique
 
 ENGINE = "postgres"
 POOL_SIZE_SETTING = "postgres_pool_size"
@@ -87,7 +87,7 @@ class PgCatalog:
 
 def parse_pg_catalog(document: Mapping) -> PgCatalog:
     """A sql.json document already read as JSON (format checked) -> PgCatalog."""
-    root = _Node(document, "sql.json")
+    root = Node(document, "sql.json")
     data = root.key("data").object()
     writable = data.key("writable", False).boolean()
     settings = root.key("settings", {}).object()
@@ -104,10 +104,10 @@ def parse_pg_catalog(document: Mapping) -> PgCatalog:
     )
 
 
-def _tool(name: str, node: _Node, writable: bool) -> PgTool:
+def _tool(name: str, node: Node, writable: bool) -> PgTool:
     result, columns, max_rows = tool_shape(node)
     params = tuple(_param(item) for item in node.key("params", []).array())
-    _unique([p.name for p in params], f"{node.where}.params", "parameter")
+    unique([p.name for p in params], f"{node.where}.params", "parameter")
     read_only = node.key("read_only", True).boolean()
     if not read_only and not writable:
         # The build marks a tool writing only on a server that allows writes; anything else is a
@@ -138,7 +138,7 @@ def _tool(name: str, node: _Node, writable: bool) -> PgTool:
     )
 
 
-def _param(node: _Node) -> PgParam:
+def _param(node: Node) -> PgParam:
     node.object()
     oid = node.key("oid").integer()
     if oid < 0:
@@ -146,7 +146,7 @@ def _param(node: _Node) -> PgParam:
     return PgParam(name=node.key("name").text(), type=node.key("type").text(), oid=oid)
 
 
-def _depends(node: _Node) -> PgDepends:
+def _depends(node: Node) -> PgDepends:
     node.object()
     relations_node = node.key("relations", {}).object()
     relations = {}

@@ -14,12 +14,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from ..catalog import RESULTS, TIMEOUT_SETTING, CatalogError
+from ..sql_json import TIMEOUT_SETTING, CatalogError, Node, SqlColumn, tool_shape, unique
 
 ENGINE = "sqlite"
 
@@ -30,7 +29,7 @@ class SqliteTool:
     statement: str
     wrapped: str
     params: tuple[str, ...]
-    columns: tuple[Mapping[str, Any], ...]  # {"name", "type" (tree), "nullable", "declared"}
+    columns: tuple[SqlColumn, ...]
     result: Literal["many", "one"]
     max_rows: int
     read_only: bool
@@ -50,65 +49,50 @@ class SqliteCatalog:
         return (self.database_setting,)
 
 
-def parse_sqlite_catalog(document: dict[str, Any]) -> SqliteCatalog:
-    data = _object(document.get("data"), "sql.json: data")
-    settings = _object(document.get("settings", {}), "sql.json: settings")
-    tools = _object(document.get("tools"), "sql.json: tools")
+def parse_sqlite_catalog(document: Mapping) -> SqliteCatalog:
+    """A sql.json document already read as JSON (format checked) -> SqliteCatalog."""
+    root = Node(document, "sql.json")
+    data = root.key("data").object()
+    writable = data.key("writable", False).boolean()
+    settings = root.key("settings", {}).object()
+    tools_node = root.key("tools").object()
+    shape = data.key("shape", None)
     return SqliteCatalog(
-        database_setting=_text(data.get("database_setting"), "sql.json: data.database_setting"),
-        writable=_flag(data.get("writable", False), "sql.json: data.writable"),
-        shape=_text(data.get("shape", ""), "sql.json: data.shape", empty=True),
-        timeout_setting=_text(settings.get("timeout", TIMEOUT_SETTING), "sql.json: settings.timeout"),
-        tools={name: _tool(name, _object(node, f"sql.json: tools.{name}")) for name, node in tools.items()},
+        database_setting=data.key("database_setting").text(),
+        writable=writable,
+        shape="" if shape.value is None else shape.text(),
+        timeout_setting=settings.key("timeout", TIMEOUT_SETTING).text(),
+        tools={name: _tool(name, tools_node.key(name), writable) for name in tools_node.value},
     )
 
 
-def _tool(name: str, node: dict[str, Any]) -> SqliteTool:
-    where = f"sql.json: tools.{name}"
-    result = node.get("result")
-    if result not in RESULTS:
-        raise CatalogError(f"{where}.result: {result!r} is not one of {', '.join(RESULTS)}")
-    max_rows = node.get("max_rows")
-    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
-        raise CatalogError(f"{where}.max_rows: {max_rows!r} is not a positive integer")
-    columns = node.get("columns")
-    if not isinstance(columns, list) or not all(
-        isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("type"), dict)
-        for c in columns
-    ):
-        raise CatalogError(f"{where}.columns: a list of {{name, type, nullable}}")
-    params = node.get("params")
-    if not isinstance(params, list) or not all(
-        isinstance(p, dict) and isinstance(p.get("name"), str) for p in params
-    ):
-        raise CatalogError(f"{where}.params: a list of {{name, type}}")
-    depends = _object(node.get("depends", {}), f"{where}.depends")
+def _tool(name: str, node: Node, writable: bool) -> SqliteTool:
+    result, columns, max_rows = tool_shape(node)
+    params = tuple(item.object().key("name").text() for item in node.key("params", []).array())
+    unique(list(params), f"{node.where}.params", "parameter")
+    read_only = node.key("read_only", True).boolean()
+    if not read_only and not writable:
+        raise CatalogError(f"{node.where}.read_only: false on a server whose data.writable is false")
+    depends_node = node.key("depends", {}).object()
+    depends = {table: _columns_declared(depends_node.key(table)) for table in depends_node.value}
     return SqliteTool(
         name=name,
-        statement=_text(node.get("statement"), f"{where}.statement"),
-        wrapped=_text(node.get("wrapped"), f"{where}.wrapped"),
-        params=tuple(p["name"] for p in params),
-        columns=tuple(columns),
-        result=result,
+        statement=node.key("statement").text(),
+        wrapped=node.key("wrapped").text(),
+        params=params,
+        columns=columns,
+        result=result,  # type: ignore[arg-type]  # tool_shape checked it
         max_rows=max_rows,
-        read_only=_flag(node.get("read_only", True), f"{where}.read_only"),
-        depends={table: dict(_object(cols, f"{where}.depends.{table}")) for table, cols in depends.items()},
+        read_only=read_only,
+        depends=depends,
     )
 
 
-def _object(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise CatalogError(f"{where}: an object, not {json.dumps(value)[:40]}")
-    return value
-
-
-def _text(value: Any, where: str, empty: bool = False) -> str:
-    if not isinstance(value, str) or (not value and not empty):
-        raise CatalogError(f"{where}: a string")
-    return value
-
-
-def _flag(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise CatalogError(f"{where}: true or false")
-    return value
+def _columns_declared(node: Node) -> dict[str, str]:
+    """One table's entry of `depends`: column -> its declared type (may be "": SQLite allows a
+    column with no type)."""
+    node.object()
+    for name in node.value:
+        if not isinstance(node.value[name], str):
+            raise CatalogError(f"{node.where}.{name}: expected a string")
+    return dict(node.value)

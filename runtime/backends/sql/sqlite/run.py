@@ -76,7 +76,7 @@ def _fetch(
             return 1
         return 0
 
-    convert = row_converter([dict(c) for c in tool.columns])
+    convert = row_converter([c.as_dict() for c in tool.columns])
     with database.connection() as pooled:
         pooled.access.allow_writes = catalog.writable and not tool.read_only
         pooled.connection.set_progress_handler(keep_going, _PROGRESS_STEPS)
