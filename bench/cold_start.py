@@ -6,7 +6,9 @@ alternately so machine noise hits both alike; medians and their ratio are printe
 served over a real index (a few files, indexed by `lynxc index` first): its start-up check opens
 that index, which must not stand in front of `tools/list`.
 
-    python bench/cold_start.py [--runs 15] [--smoke]
+    python bench/cold_start.py [--runs 15] [--warm-ups 1] [--smoke]
+
+`--smoke` is one run of each, without the warm-up run.
 """
 
 from __future__ import annotations
@@ -82,12 +84,14 @@ def time_to_tools_list(command: list[str]) -> float:
 
 
 def alternated_medians(
-    commands: dict[str, list[str]], runs: int, measure: Callable[[list[str]], float]
+    commands: dict[str, list[str]], runs: int, measure: Callable[[list[str]], float], warm_ups: int = 1
 ) -> dict[str, float]:
     """Median seconds per command over `runs` rounds, each round running every command once in
-    turn, so machine noise hits them alike; one warm-up run each fills the OS file cache first."""
-    for command in commands.values():
-        measure(command)
+    turn, so machine noise hits them alike; `warm_ups` untimed runs each (one by default) fill the
+    OS file cache first."""
+    for _ in range(warm_ups):
+        for command in commands.values():
+            measure(command)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():
@@ -98,13 +102,15 @@ def alternated_medians(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
-    runs = parse_args_with_smoke(parser, runs=1).runs
+    parser.add_argument("--warm-ups", type=int, default=1, help="untimed runs of each server first")
+    args = parse_args_with_smoke(parser, runs=1, warm_ups=0)
+    runs = args.runs
     with tempfile.TemporaryDirectory() as folder:
         servers = {
             **SERVERS,
             "lynxc serve lynx-mcp, with an index (3 tools)": lynx_over_an_index(Path(folder)),
         }
-        medians = alternated_medians(servers, runs, time_to_tools_list)
+        medians = alternated_medians(servers, runs, time_to_tools_list, args.warm_ups)
     baseline = medians[next(iter(SERVERS))]
     print(f"cold start, process start -> tools/list answered, median of {runs} alternated runs")
     for name, median in medians.items():

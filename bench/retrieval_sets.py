@@ -110,8 +110,13 @@ class _Source:
     path: str  # prefixed with the package's folder name: httpx/_client.py
     text: str
     tree: ast.Module | None  # None: the file does not parse with this Python
-    chunks: int  # how many chunks lynx makes of it
+    chunked: tuple[Chunk, ...]  # the chunks lynx makes of it (chunk_file, kind "auto")
     starts: dict[str, list[int]]  # see chunk_starts
+
+    @property
+    def chunks(self) -> int:
+        """How many chunks lynx makes of it."""
+        return len(self.chunked)
 
 
 @cache
@@ -138,8 +143,22 @@ def package_sources() -> tuple[tuple[_Source, ...], str]:
             except UnicodeDecodeError:
                 continue  # not text lynx would index as Python either
             chunks = chunk_file(rel, text, kind="auto")
-            files.append(_Source(rel, text, _parse(text), len(chunks), chunk_starts(chunks)))
+            files.append(_Source(rel, text, _parse(text), tuple(chunks), chunk_starts(chunks)))
     return tuple(sorted(files, key=lambda f: f.path)), ", ".join(versions)
+
+
+def chunks_of(path: str, text: str) -> tuple[Chunk, ...]:
+    """The chunks lynx makes of a code file (chunk_file, kind "auto"): those package_sources made
+    already when the text is a package file's, unchanged; chunked here otherwise."""
+    source = _sources_by_path().get(path)
+    if source is not None and source.text == text:
+        return source.chunked
+    return tuple(chunk_file(path, text, kind="auto"))
+
+
+@cache
+def _sources_by_path() -> dict[str, _Source]:
+    return {source.path: source for source in package_sources()[0]}
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -548,7 +567,7 @@ def snippets_set(limit: int = 400) -> JudgedSet:
     files: dict[str, str] = {}
     named: dict[str, str] = {}  # code-search key -> snippet file stem
     for rel, text in sorted(base.files.items()):
-        for chunk in chunk_file(rel, text, kind="auto"):
+        for chunk in chunks_of(rel, text):
             key = doc_key("code-search", rel, chunk.symbol)
             if chunk.kind in ("function", "method") and key not in named:
                 named[key] = f"s{len(named):05d}"
@@ -604,7 +623,7 @@ def web_questions_set(distractors: int = 1500) -> JudgedSet:
     sources, versions = package_sources()
     short: dict[str, None] = {}  # texts, in corpus order, without repeats
     for source in sources:
-        for chunk in chunk_file(source.path, source.text, kind="auto"):
+        for chunk in source.chunked:
             text = textwrap.dedent(chunk.text).strip() + "\n"
             # a whole short function: not a piece of a longer one
             if text.count("\n") <= MAX_DISTRACTOR_LINES and _one_function(text):

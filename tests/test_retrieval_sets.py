@@ -27,12 +27,16 @@ def sets() -> ModuleType:
 
 
 def chunk_keys(sets: ModuleType, judged, paths: set[str] | None = None) -> set[str]:
-    """The doc keys of the chunks lynx makes of the set's files (of `paths` only, if given)."""
+    """The doc keys of the chunks lynx makes of the set's files (of `paths` only, if given). A code
+    file's chunks are chunk_file's (sets.chunks_of: those package_sources made of the very same
+    text, or chunked anew when the set changed the text)."""
     return {
         sets.doc_key(judged.kind, chunk.path, chunk.symbol)
         for path, text in judged.files.items()
         if paths is None or path in paths
-        for chunk in chunk_file(path, text, kind="docs" if judged.kind == "docs" else "auto")
+        for chunk in (
+            chunk_file(path, text, kind="docs") if judged.kind == "docs" else sets.chunks_of(path, text)
+        )
     }
 
 
@@ -46,24 +50,34 @@ def identifiers(sets: ModuleType):
     return sets.identifier_set()
 
 
-def test_code_search_files_parse_and_every_judged_function_is_a_chunk(sets, code_search) -> None:
+@pytest.fixture(scope="module")
+def judged_trees(code_search) -> dict[str, ast.Module]:
+    """The files holding code-search's judged functions, parsed (each must parse)."""
+    paths = {key.split("::")[0] for relevant in code_search.qrels.values() for key in relevant}
+    return {path: ast.parse(code_search.files[path], filename=path) for path in sorted(paths)}
+
+
+def test_code_search_files_parse_and_every_judged_function_is_a_chunk(
+    sets, code_search, judged_trees
+) -> None:
     assert code_search.kind == "code"
     assert len(code_search.queries) >= 360  # of 400 asked: the packages hold >1,000 candidates
     assert set(code_search.queries) == set(code_search.qrels)
     sources = {source.path: source.text for source in sets.package_sources()[0]}
     stripped = {path for path, text in code_search.files.items() if text != sources[path]}
-    assert stripped == {key.split("::")[0] for relevant in code_search.qrels.values() for key in relevant}
-    for path in stripped:  # the other files are the packages' own
-        ast.parse(code_search.files[path], filename=path)
+    # the judged files, each parsed by judged_trees, are the stripped ones; the others are the
+    # packages' own
+    assert stripped == set(judged_trees)
     keys = chunk_keys(sets, code_search, stripped)
     for qid, relevant in code_search.qrels.items():
         assert len(relevant) == 1 and set(relevant.values()) == {1}
         assert set(relevant) <= keys, (qid, relevant)
 
 
-def test_code_search_queries_do_not_name_their_function_and_its_docstring_is_gone(sets, code_search) -> None:
-    paths = {key.split("::")[0] for relevant in code_search.qrels.values() for key in relevant}
-    trees = {path: ast.parse(code_search.files[path]) for path in paths}
+def test_code_search_queries_do_not_name_their_function_and_its_docstring_is_gone(
+    sets, code_search, judged_trees
+) -> None:
+    trees = judged_trees
     for qid, query in code_search.queries.items():
         (key,) = code_search.qrels[qid]
         path, symbol = key.split("::")
@@ -78,7 +92,7 @@ def test_code_search_queries_do_not_name_their_function_and_its_docstring_is_gon
 def test_identifier_queries_name_their_one_definition(sets, identifiers) -> None:
     assert identifiers.kind == "code"
     assert len(identifiers.queries) == 300
-    keys = chunk_keys(sets, identifiers)
+    keys = chunk_keys(sets, identifiers)  # the unmodified files: package_sources' chunks of them
     symbols = [key.split("::", 1)[1] for key in keys]
     for qid, query in identifiers.queries.items():
         (key,) = identifiers.qrels[qid]
