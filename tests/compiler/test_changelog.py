@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -41,13 +42,20 @@ def write(
     (project / "specs" / "shop.yaml").write_text(text)
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    write(tmp_path, "0.1.0")
-    assert lynxc(tmp_path, "build").returncode == 0
-    done = lynxc(tmp_path, "release", "shop", "--date", "2026-01-02")
+@pytest.fixture(scope="module")
+def released_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """shop 0.1.0 built and released once; each test changes a copy of it (`project`)."""
+    built = tmp_path_factory.mktemp("shop") / "project"
+    write(built, "0.1.0")
+    assert lynxc(built, "build").returncode == 0
+    done = lynxc(built, "release", "shop", "--date", "2026-01-02")
     assert done.returncode == 0, done.stderr
-    return tmp_path
+    return built
+
+
+@pytest.fixture
+def project(released_shop: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(released_shop, tmp_path / "project"))
 
 
 def test_release_records_the_exact_tools_list(project: Path) -> None:
@@ -188,13 +196,20 @@ def write_records(
     (project / "specs" / "library.yaml").write_text(text)
 
 
-@pytest.fixture
-def library(tmp_path: Path) -> Path:
-    write_records(tmp_path, "0.1.0")
-    assert lynxc(tmp_path, "build").returncode == 0
-    done = lynxc(tmp_path, "release", "library", "--date", "2026-03-01")
+@pytest.fixture(scope="module")
+def released_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """library 0.1.0 built and released once; each test changes a copy of it (`library`)."""
+    built = tmp_path_factory.mktemp("library") / "project"
+    write_records(built, "0.1.0")
+    assert lynxc(built, "build").returncode == 0
+    done = lynxc(built, "release", "library", "--date", "2026-03-01")
     assert done.returncode == 0, done.stderr
-    return tmp_path
+    return built
+
+
+@pytest.fixture
+def library(released_library: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(released_library, tmp_path / "project"))
 
 
 def test_a_release_keeps_the_resources_document(library: Path) -> None:

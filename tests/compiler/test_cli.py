@@ -92,11 +92,25 @@ def _outputs(project: Path) -> dict[Path, bytes]:
 OWN_DATABASE = shutil.ignore_patterns("pagila")
 
 
-def test_rebuild_is_byte_identical_and_check_names_stale_files(tmp_path: Path) -> None:
-    project = tmp_path / "p"
+@pytest.fixture(scope="module")
+def built_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled specs (without OWN_DATABASE) and their released baselines, built once, in the
+    project (no --project): the tests that need a built project start from a copy of it
+    (`copy_built`), so each pays for the builds it checks, not for the first one."""
+    project = tmp_path_factory.mktemp("built") / "p"
     shutil.copytree(ROOT / "specs", project / "specs", ignore=OWN_DATABASE)
     shutil.copytree(ROOT / "schema-changelog", project / "schema-changelog", ignore=OWN_DATABASE)
-    run("--project", str(project), "build")
+    run("build", cwd=project)
+    return project
+
+
+def copy_built(built_project: Path, project: Path) -> Path:
+    shutil.copytree(built_project, project)
+    return project
+
+
+def test_rebuild_is_byte_identical_and_check_names_stale_files(built_project: Path, tmp_path: Path) -> None:
+    project = copy_built(built_project, tmp_path / "p")  # built from its own folder, elsewhere
     first = _outputs(project)
     built = [p for p in first if "generated" in p.parts or p.name in ("CHANGELOG.md", "changelog.json")]
     assert run("--project", str(project), "build").stdout.endswith(
@@ -111,12 +125,14 @@ def test_rebuild_is_byte_identical_and_check_names_stale_files(tmp_path: Path) -
     }
     assert written >= {m for text in first.values() for m in instant.findall(text)}
 
+    # Stale files of one spec: checked and repaired by building that spec alone (the stale
+    # files are its own); then the whole project checks current and is byte for byte the first.
     stale_file = project / "generated/dot-harness/README.md"
     stale_file.write_text("edited by hand\n")
     (project / "generated/dot-harness/leftover.py").write_text("x = 1\n")
     (project / "generated/dot-harness/tools.json").unlink()
     (project / "schema-changelog/dot-harness/CHANGELOG.md").write_text("edited\n")
-    check = run("--project", str(project), "build", "--check", check=False)
+    check = run("--project", str(project), "build", "--check", "specs/dot-harness", cwd=project, check=False)
     assert check.returncode == 1
     for stale in (
         "generated/dot-harness/README.md",
@@ -125,23 +141,21 @@ def test_rebuild_is_byte_identical_and_check_names_stale_files(tmp_path: Path) -
         "schema-changelog/dot-harness/CHANGELOG.md",
     ):
         assert f"{stale}: error GENERATED_STALE" in check.stderr
-    run("--project", str(project), "build")
+    run("--project", str(project), "build", "specs/dot-harness", cwd=project)
     assert not (project / "generated/dot-harness/leftover.py").exists()
     run("--project", str(project), "build", "--check")
     assert first == _outputs(project)
 
 
-def test_spec_change_changes_the_header_hash(tmp_path: Path) -> None:
-    project = tmp_path / "p"
-    shutil.copytree(ROOT / "specs", project / "specs", ignore=OWN_DATABASE)
-    run("--project", str(project), "build")
+def test_spec_change_changes_the_header_hash(built_project: Path, tmp_path: Path) -> None:
+    project = copy_built(built_project, tmp_path / "p")
     spec = project / "specs/dot-harness/server.yaml"
     bumped = re.sub(
         r"version: (\d+)\.(\d+)\.(\d+)", lambda m: f"version: {m[1]}.{int(m[2]) + 1}.0", spec.read_text()
     )
     assert bumped != spec.read_text()
     spec.write_text(bumped)
-    check = run("--project", str(project), "build", "--check", check=False)
+    check = run("--project", str(project), "build", "--check", "specs/dot-harness", cwd=project, check=False)
     assert check.returncode == 1 and "server.py: error GENERATED_STALE" in check.stderr
 
 
@@ -209,7 +223,7 @@ def test_unknown_server_and_bad_setting_are_clear_errors(tmp_path: Path) -> None
         ("schema",),
         ("rules",),
         ("--help",),
-        ("lint", "--score"),
+        ("lint", "--score", "specs/dot-harness"),  # lint writes as for every spec; one is enough
     ],
 )
 def test_a_closed_stdout_pipe_ends_quietly(args: tuple[str, ...]) -> None:
@@ -241,15 +255,15 @@ def test_tool_names_that_would_share_a_models_file_are_refused(tmp_path: Path) -
     assert "nothing written" in done.stderr and not (tmp_path / "generated").exists()
 
 
-def test_generated_files_name_specs_relative_to_the_project(tmp_path: Path) -> None:
-    """Built in the project, checked from its parent and from elsewhere, and the other way round:
-    the headers name spec files (and the data a SQL spec reads) from the project, so every run
-    agrees."""
-    project = tmp_path / "p"
-    for server in ("dot-harness", "countries-sql"):
-        shutil.copytree(ROOT / "specs" / server, project / "specs" / server)
-        shutil.copytree(ROOT / "schema-changelog" / server, project / "schema-changelog" / server)
-    run("build", cwd=project)
+def test_generated_files_name_specs_relative_to_the_project(built_project: Path, tmp_path: Path) -> None:
+    """Built in the project (`built_project`: `lynxc build` run in its folder, then copied here),
+    checked from its parent and from elsewhere, and the other way round: the headers name spec
+    files (and the data a SQL spec reads) from the project, so every run agrees."""
+    project = copy_built(built_project, tmp_path / "p")
+    for folder in ("specs", "generated", "schema-changelog"):  # the two servers the test is about
+        for server in (project / folder).iterdir():
+            if server.name not in ("dot-harness", "countries-sql"):
+                shutil.rmtree(server)
     header = (project / "generated/countries-sql/server.py").read_text().splitlines()[0]
     assert "from specs/countries-sql/server.yaml " in header
     assert "specs/countries-sql/data/countries.jsonl.gz" in header

@@ -56,13 +56,17 @@ def test_default_compares_git_head_with_the_working_specs(repo: Path) -> None:
         f"breaking MAXIMUM_DECREASED: {tool}: changed Input schema / properties / maxResults / maximum"
         in done.stdout
     )
+    assert "warning  DEFAULT_CHANGED" in done.stdout  # the text format lists the warnings too
     unchanged = diff(repo, "git:HEAD", "git:main").stdout.splitlines()
     assert "dot-harness: no changes" in unchanged and all(line.endswith(": no changes") for line in unchanged)
 
 
 def test_github_annotations_point_at_the_spec_lines(repo: Path) -> None:
-    done = diff(repo, "git:main", "specs", "--format", "github")
+    # Also the warning gate (the output does not depend on --fail-on, nor the exit on --format).
+    done = diff(repo, "git:main", "specs", "--format", "github", "--fail-on", "warning")
+    assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
+    assert any(line.startswith("::warning ") and "DEFAULT_CHANGED" in line for line in lines)
     spec = "specs/dot-harness/search_project_text.yaml"
     added = next(line for line in lines if "wholeWord" in line and line.startswith("::error"))
     assert added.startswith(f"::error file={spec},line=")
@@ -72,17 +76,21 @@ def test_github_annotations_point_at_the_spec_lines(repo: Path) -> None:
 
 
 def test_markdown_and_json_and_fail_on_levels(repo: Path) -> None:
-    markdown = diff(repo, "--format", "markdown").stdout
+    """Each run checks a format and a --fail-on level: the output does not depend on --fail-on,
+    nor the exit code on --format. (The default level, breaking, with the text format:
+    test_default_compares_git_head_with_the_working_specs; warning, with github: the test above.)"""
+    markdown = diff(repo, "--format", "markdown", "--fail-on", "any")
+    assert markdown.returncode == 1, markdown.stderr
     assert (
-        "## Schema changes: `dot-harness`" in markdown and "**breaking** `PARAM_ADDED_REQUIRED`" in markdown
+        "## Schema changes: `dot-harness`" in markdown.stdout
+        and "**breaking** `PARAM_ADDED_REQUIRED`" in markdown.stdout
     )
-    report = json.loads(diff(repo, "--format", "json").stdout)
+    done = diff(repo, "--format", "json", "--fail-on", "never")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
     summaries = {s["server"]: s["summary"] for s in report["servers"]}
     assert summaries.pop("dot-harness") == {"breaking": 2, "warning": 1, "info": 1}
     assert all(summary == {"breaking": 0, "warning": 0, "info": 0} for summary in summaries.values())
-    assert diff(repo, "--fail-on", "never").returncode == 0
-    assert diff(repo, "--fail-on", "any").returncode == 1
-    assert "DEFAULT_CHANGED" in diff(repo, "--fail-on", "warning").stdout
 
 
 def test_info_only_change_passes_the_default_gate(repo: Path) -> None:
@@ -93,7 +101,9 @@ def test_info_only_change_passes_the_default_gate(repo: Path) -> None:
     )
     done = diff(repo)
     assert done.returncode == 0 and "DESCRIPTION_CHANGED" in done.stdout
-    assert diff(repo, "--fail-on", "any").returncode == 1
+    # The changed spec alone (the other servers have no findings to gate on: the run above).
+    any_level = diff(repo, "git:HEAD:specs/dot-harness", "specs/dot-harness", "--fail-on", "any")
+    assert any_level.returncode == 1 and "DESCRIPTION_CHANGED" in any_level.stdout
 
 
 def test_bad_inputs_exit_2_with_a_clear_message(repo: Path, tmp_path: Path) -> None:
