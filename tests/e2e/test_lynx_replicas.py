@@ -25,7 +25,9 @@ from tests.e2e.test_lynx_s3 import call, handlers, index_command, lynx_settings,
 from tests.fixtures.s3 import s3_server  # noqa: F401
 
 QUERIES = ["handler", "handler_7 return", "return 42", "def handler_13", "handler one hundred"]
-CLIENTS, SEARCHES = 6, 15
+# Each client asks every query once (SEARCHES = len(QUERIES)), so each replica (two clients)
+# answers each query twice, concurrently with the other clients' searches.
+CLIENTS, SEARCHES = 6, 5
 
 
 def answer(result: dict[str, Any]) -> list[tuple[Any, ...]]:
