@@ -597,7 +597,7 @@ def test_a_load_killed_mid_way_leaves_no_spill_and_no_lock(
     first = write_jsonl(tmp_path / "a.jsonl", [book(i) for i in range(50)])
     load(server, "books", [str(first)], settings=settings)
     before = records(tmp_path / "data")
-    second = write_jsonl(tmp_path / "b.jsonl", [book(i, body="long text " * 200) for i in range(3000)])
+    second = write_jsonl(tmp_path / "b.jsonl", [book(i, body="long text " * 200) for i in range(300)])
     paused = paused_load(server, tmp_path, "validated", "books", str(second), "--delete-missing")
     try:
         spill_open = [
@@ -615,7 +615,7 @@ def test_a_load_killed_mid_way_leaves_no_spill_and_no_lock(
     done = lynxc_load(server, tmp_path, "books", str(second), "--delete-missing")
     assert done.returncode == 0, done.stderr
     after = records(tmp_path / "data")
-    assert set(after) == {f"b{i}" for i in range(3000)}
+    assert set(after) == {f"b{i}" for i in range(300)}
     assert not [p for p in (tmp_path / "data").rglob("*") if p.suffix == ".arrow"]
 
 
