@@ -18,20 +18,9 @@ from joserfc.jwk import RSAKey
 from lynxc.runtime.auth.refusals import AuthRefused
 from lynxc.runtime.auth.tokens import JwtSettings, JwtVerifier
 from tests.fixtures.auth_server import TestAuthorizationServer
+from tests.runtime.auth.common import RESOURCE, Clock
 
 pytestmark = pytest.mark.anyio
-
-RESOURCE = "http://127.0.0.1:8000/mcp"
-
-
-class Clock:
-    """A monotonic clock the test moves by hand, for the key cache's intervals."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def verifier(server: TestAuthorizationServer, clock: Clock | None = None, **settings: object) -> JwtVerifier:
