@@ -42,7 +42,7 @@ class Caller:
     def missing_scopes(self, needed: frozenset[str] | set[str] | list[str] | tuple[str, ...]) -> list[str]:
         return sorted(set(needed) - self.scopes)
 
-    def access_token(self, token: str, resource: str) -> AccessToken:
+    def access_token(self, token: str, resource: str | None) -> AccessToken:
         """The MCP SDK's view of the same caller (its `TokenVerifier` protocol returns one)."""
         return AccessToken(
             token=token,
