@@ -29,7 +29,9 @@ from .discovery import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     Fetcher,
     discover_metadata,
+    is_trusted_transport,
     new_client,
+    require_trusted_transport,
 )
 from .refusals import AuthRefused
 from .tokens import DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_BYTES, token_scopes
@@ -54,6 +56,12 @@ class IntrospectionSettings:
     max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES
     http_timeout: float = DEFAULT_HTTP_TIMEOUT
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+
+    def __post_init__(self) -> None:
+        # The token and this server's own secret travel to the endpoint: never in the clear.
+        require_trusted_transport(self.issuer, "the issuer")
+        if self.endpoint is not None:
+            require_trusted_transport(self.endpoint, "the introspection endpoint")
 
 
 class IntrospectionVerifier:
@@ -116,9 +124,9 @@ class IntrospectionVerifier:
         if self._endpoint is None:
             metadata = await discover_metadata(self._fetcher, self.settings.issuer)
             endpoint = metadata.get("introspection_endpoint")
-            if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
+            if not isinstance(endpoint, str) or not is_trusted_transport(endpoint):
                 raise AuthRefused(
-                    f"issuer {self.settings.issuer} publishes no introspection_endpoint",
+                    f"issuer {self.settings.issuer} publishes no https introspection_endpoint",
                     "temporarily_unavailable",
                 )
             self._endpoint = endpoint

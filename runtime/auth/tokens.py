@@ -29,7 +29,9 @@ from .discovery import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     Fetcher,
     discover_metadata,
+    is_trusted_transport,
     new_client,
+    require_trusted_transport,
 )
 from .refusals import AuthRefused
 
@@ -87,6 +89,7 @@ class JwtSettings:
     algorithms: frozenset[str] = ASYMMETRIC_ALGORITHMS
 
     def __post_init__(self) -> None:
+        require_trusted_transport(self.issuer, "the issuer")
         unsafe = self.algorithms - ASYMMETRIC_ALGORITHMS
         if unsafe:
             raise ValueError(f"only asymmetric JWT algorithms can be allowed, not {sorted(unsafe)}")
@@ -142,7 +145,7 @@ class JwtVerifier:
             raise AuthRefused("token key id (kid) is not a string")
         key = await self._key_for(kid)
         if algorithm not in key.algorithms:
-            raise AuthRefused(f"token algorithm {algorithm} does not match its key's type")
+            raise AuthRefused(f"token algorithm {algorithm} is not one its key allows")
         claims = self._decode(token, key.key, algorithm)
         return self._caller(claims)
 
@@ -244,9 +247,9 @@ class JwtVerifier:
         if self._jwks_uri is None:
             metadata = await discover_metadata(self._fetcher, self.settings.issuer)
             jwks_uri = metadata.get("jwks_uri")
-            if not isinstance(jwks_uri, str) or not jwks_uri.startswith(("https://", "http://")):
+            if not isinstance(jwks_uri, str) or not is_trusted_transport(jwks_uri):
                 raise AuthRefused(
-                    f"issuer {self.settings.issuer} publishes no jwks_uri", "temporarily_unavailable"
+                    f"issuer {self.settings.issuer} publishes no https jwks_uri", "temporarily_unavailable"
                 )
             self._jwks_uri = jwks_uri
         return parse_jwks(await self._fetcher.get_json(self._jwks_uri))

@@ -116,3 +116,27 @@ async def test_wrong_resource_server_credentials_are_the_servers_problem(
 ) -> None:
     refused = await refusal(verifier(auth_server, secret="wrong"), opaque(auth_server))
     assert refused.status == 503 and "answered HTTP 401" in refused.reason
+
+
+async def test_an_answer_from_another_issuer_is_refused(auth_server: TestAuthorizationServer) -> None:
+    """The endpoint named directly, for an issuer it does not speak for: its `iss` gives it away."""
+    settings = IntrospectionSettings(
+        issuer="https://auth.example.com",
+        resource=RESOURCE,
+        client_id="resource-server",
+        client_secret="rs-secret",
+        endpoint=f"{auth_server.issuer}/introspect",
+    )
+    refused = await refusal(IntrospectionVerifier(settings), opaque(auth_server))
+    assert "another issuer" in refused.reason
+
+
+def test_an_endpoint_over_plain_http_elsewhere_is_a_configuration_error() -> None:
+    with pytest.raises(ValueError, match="introspection endpoint must be an https:// URL"):
+        IntrospectionSettings(
+            issuer="https://auth.example.com",
+            resource=RESOURCE,
+            client_id="rs",
+            client_secret="s",
+            endpoint="http://auth.example.com/introspect",
+        )

@@ -3,11 +3,13 @@ attack in issue 27's table is refused with its own reason (and never with a trac
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import json
 import secrets
+import socket
 import time
 
 import httpx
@@ -16,7 +18,7 @@ from joserfc import jwt as jose_jwt
 from joserfc.jwk import RSAKey
 
 from lynxc.runtime.auth.refusals import AuthRefused
-from lynxc.runtime.auth.tokens import JwtSettings, JwtVerifier
+from lynxc.runtime.auth.tokens import JwtSettings, JwtVerifier, parse_jwks
 from tests.fixtures.auth_server import TestAuthorizationServer
 from tests.runtime.auth.common import RESOURCE, Clock
 
@@ -172,7 +174,7 @@ async def test_an_algorithm_the_key_type_cannot_use_is_refused(auth_server: Test
     token = auth_server.sign(auth_server.claims(RESOURCE), kid=ec_kid)
     _, body, signature = token.split(".")
     forged = f"{b64json({'alg': 'ES256', 'kid': rsa_kid})}.{body}.{signature}"
-    assert "does not match its key's type" in (await refusal(verifier(auth_server), forged)).reason
+    assert "is not one its key allows" in (await refusal(verifier(auth_server), forged)).reason
 
 
 async def test_a_tampered_payload_is_refused(auth_server: TestAuthorizationServer) -> None:
@@ -291,21 +293,86 @@ async def test_an_oversized_key_set_is_not_read_whole(auth_server: TestAuthoriza
 async def test_an_unreachable_issuer_is_unavailable_not_unauthorized(
     auth_server: TestAuthorizationServer,
 ) -> None:
-    with socket_closed_port() as port:
-        check = JwtVerifier(JwtSettings(issuer=f"http://127.0.0.1:{port}", resource=RESOURCE, http_timeout=2))
-        refused = await refusal(check, issued(auth_server))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    check = JwtVerifier(JwtSettings(issuer=f"http://127.0.0.1:{port}", resource=RESOURCE))
+    refused = await refusal(check, issued(auth_server))
     assert refused.status == 503 and "could not be read" in refused.reason
 
 
-def socket_closed_port():  # type: ignore[no-untyped-def]
-    import contextlib
-    import socket
+async def test_an_issuer_that_never_answers_costs_one_timeout(auth_server: TestAuthorizationServer) -> None:
+    """A server that accepts the connection and then says nothing: bounded by the deadline."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        issuer = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        check = JwtVerifier(JwtSettings(issuer=issuer, resource=RESOURCE, http_timeout=0.5))
+        started = time.perf_counter()
+        refused = await refusal(check, issued(auth_server))  # two calls: one fetch, then the rate limit
+        assert time.perf_counter() - started < 3
+    assert refused.status == 503
 
-    @contextlib.contextmanager
-    def closed():  # type: ignore[no-untyped-def]
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        yield port
 
-    return closed()
+async def test_concurrent_first_requests_share_one_key_fetch(
+    fresh_auth_server: TestAuthorizationServer,
+) -> None:
+    server = fresh_auth_server
+    check = verifier(server)
+    tokens = [issued(server) for _ in range(20)]
+    callers = await asyncio.gather(*(check.authenticate(token) for token in tokens))
+    assert {caller.subject for caller in callers} == {"machine"}
+    assert server.jwks_fetches == 1
+
+
+@pytest.mark.parametrize(
+    "issuer", ["http://auth.example.com", "ftp://127.0.0.1/x", "https://", "auth.example.com"]
+)
+def test_an_issuer_over_plain_http_elsewhere_is_a_configuration_error(issuer: str) -> None:
+    with pytest.raises(ValueError, match="must be an https:// URL"):
+        JwtSettings(issuer=issuer, resource=RESOURCE)
+
+
+def test_loopback_and_https_issuers_are_accepted() -> None:
+    for issuer in ("https://auth.example.com", "http://localhost:8080/realms/x", "http://[::1]:1"):
+        JwtSettings(issuer=issuer, resource=RESOURCE)
+
+
+def rsa_jwk(**extra: object) -> dict[str, object]:
+    return {**RSAKey.generate_key(2048, private=False).as_dict(private=False), **extra}
+
+
+def test_only_usable_signing_keys_are_taken_from_a_key_set() -> None:
+    private = RSAKey.generate_key(2048, private=True).as_dict(private=True)
+    document = {
+        "keys": [
+            rsa_jwk(kid="good"),
+            rsa_jwk(kid="pinned", alg="PS256"),
+            rsa_jwk(kid="encryption", use="enc"),
+            {"kty": "oct", "kid": "symmetric", "k": b64(b"secret" * 6)},
+            {**private, "kid": "leaked-private"},
+            {"kty": "RSA", "kid": "broken", "n": "!!", "e": "AQAB"},
+            {"kty": "EC", "crv": "P-256", "kid": "no-points"},
+            rsa_jwk(kid=7),
+            rsa_jwk(kid="wrong-alg", alg="ES256"),
+            "not a key",
+        ]
+    }
+    keys = parse_jwks(document)
+    assert set(keys) == {"good", "pinned"}
+    assert keys["pinned"].algorithms == {"PS256"} and "RS256" in keys["good"].algorithms
+    with pytest.raises(AuthRefused, match="no key list"):
+        parse_jwks({"keys": "x"})
+
+
+async def test_a_token_cannot_use_another_algorithm_than_its_key_is_pinned_to(
+    fresh_auth_server: TestAuthorizationServer,
+) -> None:
+    """The issuer's JWKS says its RSA keys are for RS256; a PS256 token naming one is refused
+    (PS256 signed by the same private key: only the algorithm differs)."""
+    server = fresh_auth_server
+    key, _ = server.keyring.get(server.keyring.signer_kid)
+    token = jose_jwt.encode(
+        {"alg": "PS256", "kid": key.kid}, server.claims(RESOURCE), key, algorithms=["PS256"]
+    )
+    assert "is not one its key allows" in (await refusal(verifier(server), token)).reason
