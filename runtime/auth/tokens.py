@@ -7,7 +7,9 @@ flood of tokens with made-up key ids costs the issuer one request per interval, 
 Only asymmetric algorithms are accepted, and only the ones the key's own type allows: the
 algorithm comes from the token's header, which the caller wrote, so `none`, HS256 "signed" with
 the public key (algorithm confusion) and an ES256 header on an RSA key are all refused before
-any signature is checked. Signatures and claims are checked by PyJWT; nothing here is crypto.
+any signature is checked. Keys a token's header offers itself (`jwk`, `jku`, `x5u`) are never
+used: only the issuer's published set counts. Signatures and claims are checked by PyJWT;
+nothing here is crypto.
 """
 
 from __future__ import annotations
