@@ -21,18 +21,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from mcp.server.auth.provider import AccessToken
 
 from .caller import Caller, frozen_claims
 from .discovery import (
     DEFAULT_HTTP_TIMEOUT,
     DEFAULT_MAX_DOCUMENT_BYTES,
-    Fetcher,
     discover_metadata,
     is_trusted_transport,
-    new_client,
     require_trusted_transport,
 )
+from .issuer_verifier import IssuerVerifier
 from .refusals import AuthRefused
 from .tokens import DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_BYTES, token_scopes
 
@@ -64,8 +62,10 @@ class IntrospectionSettings:
             require_trusted_transport(self.endpoint, "the introspection endpoint")
 
 
-class IntrospectionVerifier:
+class IntrospectionVerifier(IssuerVerifier):
     """Verifies opaque tokens at the issuer; the same two entry points as `JwtVerifier`."""
+
+    settings: IntrospectionSettings
 
     def __init__(
         self,
@@ -73,22 +73,9 @@ class IntrospectionVerifier:
         client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.settings = settings
-        self._client = client or new_client(settings.http_timeout)
-        self._fetcher = Fetcher(self._client, settings.max_document_bytes)
-        self._clock = clock
+        super().__init__(settings, client, clock)
         self._endpoint = settings.endpoint
         self._cache: OrderedDict[bytes, tuple[float, Caller | AuthRefused]] = OrderedDict()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        try:
-            caller = await self.authenticate(token)
-        except AuthRefused:
-            return None
-        return caller.access_token(token, self.settings.resource)
 
     async def authenticate(self, token: str) -> Caller:
         if not token:

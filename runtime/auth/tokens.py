@@ -23,18 +23,16 @@ from typing import Any
 
 import httpx
 import jwt
-from mcp.server.auth.provider import AccessToken
 
 from .caller import Caller, frozen_claims
 from .discovery import (
     DEFAULT_HTTP_TIMEOUT,
     DEFAULT_MAX_DOCUMENT_BYTES,
-    Fetcher,
     discover_metadata,
     is_trusted_transport,
-    new_client,
     require_trusted_transport,
 )
+from .issuer_verifier import IssuerVerifier
 from .refusals import AuthRefused
 
 DEFAULT_LEEWAY = 60.0
@@ -103,9 +101,11 @@ class _Key:
     algorithms: frozenset[str]
 
 
-class JwtVerifier:
+class JwtVerifier(IssuerVerifier):
     """Verifies JWT access tokens; `verify_token` is the MCP SDK's `TokenVerifier` protocol,
     `authenticate` the same check that says why a token was refused."""
+
+    settings: JwtSettings
 
     def __init__(
         self,
@@ -113,25 +113,12 @@ class JwtVerifier:
         client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.settings = settings
-        self._client = client or new_client(settings.http_timeout)
-        self._fetcher = Fetcher(self._client, settings.max_document_bytes)
-        self._clock = clock
+        super().__init__(settings, client, clock)
         self._jwks_uri: str | None = None
         self._keys: dict[str | None, _Key] = {}
         self._fetched_at: float | None = None  # the last fetch that succeeded
         self._tried_at: float | None = None  # the last fetch tried, which the rate limit counts
         self._fetching = asyncio.Lock()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        try:
-            caller = await self.authenticate(token)
-        except AuthRefused:
-            return None
-        return caller.access_token(token, self.settings.resource)
 
     async def authenticate(self, token: str) -> Caller:
         """The verified caller a token stands for, or AuthRefused saying why not."""

@@ -47,10 +47,14 @@ def released_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """shop 0.1.0 built and released once; each test changes a copy of it (`project`)."""
     built = tmp_path_factory.mktemp("shop") / "project"
     write(built, "0.1.0")
-    assert lynxc(built, "build").returncode == 0
-    done = lynxc(built, "release", "shop", "--date", "2026-01-02")
+    return built_and_released(built, "shop", "2026-01-02")
+
+
+def built_and_released(project: Path, server: str, date: str) -> Path:
+    assert lynxc(project, "build").returncode == 0
+    done = lynxc(project, "release", server, "--date", date)
     assert done.returncode == 0, done.stderr
-    return built
+    return project
 
 
 @pytest.fixture
@@ -201,10 +205,7 @@ def released_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """library 0.1.0 built and released once; each test changes a copy of it (`library`)."""
     built = tmp_path_factory.mktemp("library") / "project"
     write_records(built, "0.1.0")
-    assert lynxc(built, "build").returncode == 0
-    done = lynxc(built, "release", "library", "--date", "2026-03-01")
-    assert done.returncode == 0, done.stderr
-    return built
+    return built_and_released(built, "library", "2026-03-01")
 
 
 @pytest.fixture
