@@ -79,6 +79,24 @@ def read_beside(
     return resolved, (display_path(resolved), digest), None
 
 
+def read_text_beside(
+    base: Path, name: str, span: Span, limit: int, what: str
+) -> tuple[str | None, tuple[str, str] | None, Diagnostic | None]:
+    """read_beside, then the file's text: (text, (display path, sha256), None) or a diagnostic."""
+    file, file_id, problem = read_beside(base, name, span, limit, what)
+    if problem is not None:
+        return None, None, problem
+    assert file is not None and file_id is not None
+    try:
+        return file.read_text(encoding="utf-8"), file_id, None
+    except UnicodeDecodeError as err:
+        return (
+            None,
+            None,
+            diagnostic("SQL_FILE_UNREADABLE", f"{what} '{name}' is not UTF-8 text ({err.reason})", span),
+        )
+
+
 def open_build_data(source: SpecSource, stack: _Cleanup) -> tuple[BuildData | None, list[Diagnostic]]:
     """Connect a DuckDB holding the declared data's shape; None when it cannot.
 
@@ -258,15 +276,11 @@ def _run_schema(build: BuildData, name: str, span: Span) -> Diagnostic | None:
     the schema says what the data looks like; the data is the database file's."""
     import duckdb
 
-    file, file_id, problem = read_beside(build.spec_dir, name, span, MAX_SPEC_BYTES, "schema")
+    text, file_id, problem = read_text_beside(build.spec_dir, name, span, MAX_SPEC_BYTES, "schema")
     if problem is not None:
         return problem
-    assert file is not None and file_id is not None
+    assert text is not None and file_id is not None
     build.files.append(file_id)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        return diagnostic("SQL_FILE_UNREADABLE", f"schema '{name}' is not UTF-8 text ({err.reason})", span)
     where = SqlText(text, file_id[0], Span(file_id[0]), text, "file")
     connection = build.connection
     try:

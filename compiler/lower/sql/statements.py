@@ -30,7 +30,7 @@ from ...spec.load import ToolSource
 from ...spec.models import SqlBackend
 from ...suggest import did_you_mean
 from .callable import build_catalog, reach, reach_problems, token_problems
-from .catalog import BuildData, parse_offset, read_beside
+from .catalog import BuildData, parse_offset, read_text_beside
 from .nullability import not_null_columns
 from .positions import SqlText, char_offset, error_offset, yaml_kind
 from .ranges import unbounded_limits
@@ -73,19 +73,13 @@ def statement_text(source: ToolSource, build: BuildData) -> tuple[SqlText | None
         kind = yaml_kind(doc.text, start)
         return SqlText(backend.sql, start.file, start, doc.text, kind, min(after, default=None)), []
     span = doc.span((*base, "sql_file"))
-    file, file_id, problem = read_beside(
+    text, file_id, problem = read_text_beside(
         build.spec_dir, backend.sql_file or "", span, MAX_SPEC_BYTES, "sql_file"
     )
     if problem is not None:
         return None, [problem]
-    assert file is not None and file_id is not None
+    assert text is not None and file_id is not None
     build.files.append(file_id)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        return None, [
-            diagnostic("SQL_FILE_UNREADABLE", f"'{backend.sql_file}' is not UTF-8 text ({err.reason})", span)
-        ]
     return SqlText(text, file_id[0], Span(file_id[0]), text, "file"), []
 
 

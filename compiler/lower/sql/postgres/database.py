@@ -22,7 +22,7 @@ from ....diagnostics import Diagnostic, Span
 from ....limits import MAX_SPEC_BYTES, PG_CONNECT_TIMEOUT_SECONDS, PG_STATEMENT_TIMEOUT_SECONDS
 from ....rules import diagnostic
 from ....spec.load import SpecSource
-from ..catalog import read_beside, spec_dir
+from ..catalog import read_text_beside, spec_dir
 from ..positions import SqlText
 
 # psql meta-commands (`\restrict`, `\connect`) that pg_dump writes: blanked, places kept.
@@ -104,23 +104,11 @@ def build_database(
         )
         return
     span = doc.span(("server", "postgres", "schema"))
-    file, file_id, problem = read_beside(base, data.schema_, span, MAX_SPEC_BYTES, "schema")
+    text, file_id, problem = read_text_beside(base, data.schema_, span, MAX_SPEC_BYTES, "schema")
     if problem is not None:
         yield None, [problem]
         return
-    assert file is not None and file_id is not None
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        yield (
-            None,
-            [
-                diagnostic(
-                    "SQL_FILE_UNREADABLE", f"schema '{data.schema_}' is not UTF-8 text ({err.reason})", span
-                )
-            ],
-        )
-        return
+    assert text is not None and file_id is not None
     from .ephemeral import EphemeralError, running_postgres
 
     where = SqlText(text, file_id[0], Span(file_id[0]), text, "file")

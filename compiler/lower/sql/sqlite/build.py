@@ -21,7 +21,7 @@ from ....rules import diagnostic
 from ....spec.load import SpecSource
 from ....spec.models import SqliteData
 from ....suggest import did_you_mean
-from ..catalog import read_beside, spec_dir
+from ..catalog import read_beside, read_text_beside, spec_dir
 from .scan import scan
 
 # The schema file may do these (by SQLite's authorizer action codes); nothing else.
@@ -146,15 +146,11 @@ def _check_setting(source: SpecSource, data: SqliteData) -> list[Diagnostic]:
 
 
 def _load_schema(build: SqliteBuild, name: str, span: Span) -> Diagnostic | None:
-    file, file_id, problem = read_beside(build.spec_dir, name, span, MAX_SPEC_BYTES, "schema")
+    text, file_id, problem = read_text_beside(build.spec_dir, name, span, MAX_SPEC_BYTES, "schema")
     if problem is not None:
         return problem
-    assert file is not None and file_id is not None
+    assert text is not None and file_id is not None
     build.files.append(file_id)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        return diagnostic("SQL_FILE_UNREADABLE", f"schema '{name}' is not UTF-8 text ({err.reason})", span)
     where = Span(file_id[0], 1, 1)
     for word, offset in scan(text).words:
         if word.lower() in _SCHEMA_REFUSED_WORDS:
