@@ -23,7 +23,7 @@ from .catalog import cleanup, open_build_data
 from .outcome import SqlCheck
 from .output import with_output
 from .ranges import with_type_ranges
-from .statements import check_statement, derived_output, statement_text
+from .statements import check_statement, checked_statements, derived_output
 
 
 def is_sql_tool(source: ToolSource) -> bool:
@@ -71,21 +71,8 @@ def check_sql(
             if build is None:
                 return result
             checked: list[SqlToolIR] = []
-            for tool_source in sql_tools:
-                tool_ir = lowered.get(tool_source.tool.name)
-                if tool_ir is None:
-                    continue
-                where, problems = statement_text(tool_source, build)
-                result.diagnostics += problems
-                if where is None:
-                    continue
-                caps = {cap.name: cap.value for cap in tool_ir.caps}
-                sql_ir, problems = check_statement(
-                    build, tool_source, where, json.loads(tool_ir.input_schema_json), caps["max_rows"]
-                )
-                result.diagnostics += problems
-                if sql_ir is None:
-                    continue
+            passed = checked_statements(sql_tools, lowered, build, check_statement, result.diagnostics)
+            for tool_source, tool_ir, sql_ir in passed:
                 checked.append(sql_ir)
                 types = {param.name: param.duckdb_type for param in sql_ir.params}
                 ranged, problems = with_type_ranges(tool_source, json.loads(tool_ir.input_schema_json), types)

@@ -14,8 +14,9 @@ value arrives as, and a value that does not fit (a malformed date) a DuckDB erro
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from lynxc.runtime.backends.sql.connection import first_paragraph
 from lynxc.runtime.backends.sql.types import UnsupportedType, json_schema, lossy_in_union, type_tree
 
 from ...diagnostics import Diagnostic, Span
-from ...ir import SqlColumnIR, SqlParamIR, SqlToolIR, canonical_json
+from ...ir import SqlColumnIR, SqlParamIR, SqlToolIR, ToolIR, canonical_json
 from ...limits import MAX_SPEC_BYTES
 from ...rules import diagnostic
 from ...spec.load import ToolSource
@@ -81,6 +82,36 @@ def statement_text(source: ToolSource, build: BuildData) -> tuple[SqlText | None
     assert text is not None and file_id is not None
     build.files.append(file_id)
     return SqlText(text, file_id[0], Span(file_id[0]), text, "file"), []
+
+
+# An engine's statement check: (build, tool, its SQL, its input schema, max_rows) -> (the tool's
+# SQL IR or None, problems).
+StatementCheck = Callable[[Any, ToolSource, SqlText, dict[str, Any], int], tuple[Any, list[Diagnostic]]]
+
+
+def checked_statements(
+    sql_tools: list[ToolSource],
+    lowered: Mapping[str, ToolIR],
+    build: Any,
+    check: StatementCheck,
+    diagnostics: list[Diagnostic],
+) -> Iterator[tuple[ToolSource, ToolIR, Any]]:
+    """Each SQL tool whose statement `check` (the engine's) passed, with its lowered IR and what
+    the check gave; the problems of every tool go to `diagnostics`. A tool that did not lower
+    has its errors already and is left out."""
+    for tool_source in sql_tools:
+        tool_ir = lowered.get(tool_source.tool.name)
+        if tool_ir is None:
+            continue
+        where, problems = statement_text(tool_source, build)
+        diagnostics += problems
+        if where is None:
+            continue
+        max_rows = next(cap.value for cap in tool_ir.caps if cap.name == "max_rows")
+        sql_ir, problems = check(build, tool_source, where, json.loads(tool_ir.input_schema_json), max_rows)
+        diagnostics += problems
+        if sql_ir is not None:
+            yield tool_source, tool_ir, sql_ir
 
 
 def check_statement(

@@ -4,15 +4,15 @@ declared types, or the spec's own, once checked to accept every value they produ
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ....ir import SqlDataIR, SqlToolIR, ToolIR
 from ....limits import SQL_CHECK_CPU_SECONDS
 from ....rules import diagnostic
 from ....spec.load import SpecSource, ToolSource
+from ..outcome import SqlCheck
 from ..output import with_output
-from ..statements import statement_text
+from ..statements import checked_statements
 from .build import BudgetSpent, open_build_database
 from .statement import check_statement, derived_output
 
@@ -21,10 +21,10 @@ def check_sqlite(
     source: SpecSource,
     sql_tools: list[ToolSource],
     lowered: dict[str, ToolIR],
-    result: Any,
+    result: SqlCheck,
     cpu_seconds: float = SQL_CHECK_CPU_SECONDS,
-) -> Any:
-    """Fill `result` (outcome.SqlCheck) for a SQLite server."""
+) -> SqlCheck:
+    """Fill `result` for a SQLite server."""
     data = source.server.server.sqlite
     assert data is not None
     if source.server.server.duckdb is not None:  # SQL_ENGINE_CONFLICT, reported by lowering
@@ -38,21 +38,8 @@ def check_sqlite(
         return result
     try:
         checked: list[SqlToolIR] = []
-        for tool_source in sql_tools:
-            tool_ir = lowered.get(tool_source.tool.name)
-            if tool_ir is None:
-                continue
-            where, problems = statement_text(tool_source, build)  # type: ignore[arg-type]
-            result.diagnostics += problems
-            if where is None:
-                continue
-            caps = {cap.name: cap.value for cap in tool_ir.caps}
-            sql_ir, problems = check_statement(
-                build, tool_source, where, json.loads(tool_ir.input_schema_json), caps["max_rows"]
-            )
-            result.diagnostics += problems
-            if sql_ir is None:
-                continue
+        passed = checked_statements(sql_tools, lowered, build, check_statement, result.diagnostics)
+        for tool_source, tool_ir, sql_ir in passed:
             checked.append(sql_ir)
             result.tools[tool_ir.name], problems = with_output(tool_ir, derived_output(sql_ir), tool_source)
             result.diagnostics += problems
