@@ -153,8 +153,9 @@ class Acknowledgement(_Strict):
     reason: StrictStr = Field(min_length=1, description="Why callers can live with it.")
 
 
-class DuckDBDatabase(_Strict):
-    """A DuckDB database file the server reads, its path from a setting."""
+class _DatabaseFile(_Strict):
+    """What DuckDB's and SQLite's database declarations share: the setting holding the file's
+    path, and the schema the build checks against (or, in each, a sample file of the engine)."""
 
     setting: StrictStr = Field(description="The server setting holding the database file's path.")
     schema_: StrictStr | None = Field(
@@ -162,6 +163,11 @@ class DuckDBDatabase(_Strict):
         alias="schema",
         description="A .sql file beside the spec of CREATE statements: the tables the build checks against.",
     )
+
+
+class DuckDBDatabase(_DatabaseFile):
+    """A DuckDB database file the server reads, its path from a setting."""
+
     sample: StrictStr | None = Field(
         None, description="Or a small .duckdb file beside the spec with the same tables."
     )
@@ -221,15 +227,9 @@ class PostgresData(_Strict):
 # --- SQLite (issue 26) ---------------------------------------------------------------------------
 
 
-class SqliteDatabase(_Strict):
+class SqliteDatabase(_DatabaseFile):
     """A SQLite database file the server reads, its path from a setting."""
 
-    setting: StrictStr = Field(description="The server setting holding the database file's path.")
-    schema_: StrictStr | None = Field(
-        None,
-        alias="schema",
-        description="A .sql file beside the spec of CREATE statements: the tables the build checks against.",
-    )
     sample: StrictStr | None = Field(
         None,
         description="Or a small SQLite file beside the spec with the same tables (copied, never written).",
