@@ -36,6 +36,19 @@ class ParamIR:
 
 
 @dataclass(frozen=True)
+class ClaimParamIR:
+    """A parameter bound to a claim of the verified caller: never sent by the caller, always
+    filled from its identity (issue 27)."""
+
+    name: str
+    claim: str
+    type: str  # its JSON type: string, integer, number or boolean
+
+
+AUTH_META_KEY = "lynxc/auth"  # where tools.json (and tools/list) say who may call what
+
+
+@dataclass(frozen=True)
 class ToolIR:
     name: str
     title: str | None
@@ -52,10 +65,41 @@ class ToolIR:
     # numbers that should have been cap placeholders
     description_sources: tuple[tuple[Span, str], ...] = ()
     suppressions: tuple[tuple[str, str], ...] = ()  # (rule, reason), server-wide ones included
+    scopes: tuple[str, ...] = ()  # what a caller over an authenticated transport must hold
+    claims: tuple[ClaimParamIR, ...] = ()  # identity-bound parameters
 
     @property
     def input_schema(self) -> dict[str, Any]:
+        """The whole input, identity-bound parameters included: what the generated model and
+        the statement checks read. Clients see `published_input_schema`."""
         return json.loads(self.input_schema_json)
+
+    @property
+    def published_input_schema(self) -> dict[str, Any]:
+        """The inputSchema of tools/list: without the parameters a caller may not send."""
+        schema = self.input_schema
+        bound = {claim.name for claim in self.claims}
+        if bound:
+            schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in bound}
+            required = [name for name in schema.get("required", []) if name not in bound]
+            if required:
+                schema["required"] = required
+            else:
+                schema.pop("required", None)
+        return schema
+
+    @property
+    def auth_meta(self) -> dict[str, Any] | None:
+        """What tools/list tells clients of this tool's access: the scopes it needs and the
+        parameters its caller's identity fills. None when it has neither."""
+        if not self.scopes and not self.claims:
+            return None
+        meta: dict[str, Any] = {}
+        if self.scopes:
+            meta["scopes"] = list(self.scopes)
+        if self.claims:
+            meta["claims"] = {c.name: {"claim": c.claim, "type": c.type} for c in self.claims}
+        return meta
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -154,6 +198,7 @@ class ResourceIR:
     schema_json: str  # the JSON Schema of one record
     model: str  # models/<model>.py, class `Record`
     span: Span = field(default=Span(""), compare=False)
+    bind: tuple[tuple[str, str], ...] = ()  # (field, claim): callers see only their own records
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -178,7 +223,7 @@ class ResourceIR:
             "max_text_chars": self.max_text_chars,
             "schema": self.schema,
             "model": self.model,
-        }
+        } | ({"bind": {name: claim for name, claim in self.bind}} if self.bind else {})
 
 
 @dataclass(frozen=True)
@@ -314,6 +359,50 @@ class PgDataIR:
     tools: tuple[PgToolIR, ...]
 
 
+@dataclass(frozen=True)
+class ValueSourceIR:
+    """A value written in the spec, or the name of the setting that holds it when serving."""
+
+    value: str | None = None
+    setting: str | None = None
+
+    def entry(self) -> dict[str, str]:
+        return {"setting": self.setting} if self.setting is not None else {"value": self.value or ""}
+
+
+@dataclass(frozen=True)
+class AuthIR:
+    """How the server authenticates callers over HTTP (issue 27)."""
+
+    scopes: tuple[str, ...]  # scopes_supported
+    issuer: ValueSourceIR | None = None  # oauth: None when the server takes no access tokens
+    resource: ValueSourceIR | None = None
+    introspection: tuple[str, str] | None = None  # the client id and secret settings
+    api_keys_setting: str | None = None
+
+    @property
+    def methods(self) -> list[str]:
+        return [m for m, on in (("oauth", self.issuer), ("api_keys", self.api_keys_setting)) if on]
+
+    def wire(self) -> dict[str, Any]:
+        """What tools/list says of it: the methods a caller can use and the scopes there are."""
+        return {"methods": self.methods, "scopes_supported": list(self.scopes)}
+
+    def entry(self) -> dict[str, Any]:
+        """What generated/<server>/server.py declares for the runtime (runtime/auth/config.py)."""
+        entry: dict[str, Any] = {"scopes_supported": list(self.scopes)}
+        if self.issuer is not None and self.resource is not None:
+            entry["oauth"] = {"issuer": self.issuer.entry(), "resource": self.resource.entry()}
+            if self.introspection is not None:
+                entry["oauth"]["introspection"] = {
+                    "client_id_setting": self.introspection[0],
+                    "client_secret_setting": self.introspection[1],
+                }
+        if self.api_keys_setting is not None:
+            entry["api_keys"] = {"file_setting": self.api_keys_setting}
+        return entry
+
+
 POSTGRES_POOL_SETTING = "postgres_pool_size"
 POSTGRES_DEFAULT_POOL_SIZE = 10
 
@@ -331,6 +420,8 @@ class ServerIR:
     acknowledgements: tuple[AcknowledgementIR, ...] = ()
     resources: tuple[ResourceIR, ...] = ()
     sql: SqlDataIR | PgDataIR | None = None
+    auth: AuthIR | None = None
+    transports: tuple[str, ...] = ("stdio", "http")
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads

@@ -426,6 +426,61 @@ _RULES = (
         "sql",
         "The database given at build (`lynxc build --set SETTING=DSN`) accepts the build's connection.",
     ),
+    # auth (compiler/lower/auth.py)
+    Rule(
+        "AUTH_METHOD_MISSING",
+        "error",
+        "auth",
+        "server.auth declares how callers prove who they are: oauth, api_keys or both.",
+    ),
+    Rule(
+        "AUTH_STDIO_ONLY",
+        "error",
+        "auth",
+        "Caller authentication is for HTTP: a server served only on stdio (its client started it) "
+        "declares none.",
+    ),
+    Rule(
+        "AUTH_NOT_DECLARED",
+        "error",
+        "auth",
+        "Tool scopes, and identity-bound parameters and records on a server served over HTTP, need "
+        "server.auth: without it no caller over HTTP has an identity.",
+    ),
+    Rule(
+        "AUTH_SCOPE_INVALID",
+        "error",
+        "auth",
+        "A scope is an RFC 6749 scope token (printable ASCII, no space, quote or backslash), declared once.",
+    ),
+    Rule("AUTH_SCOPE_UNKNOWN", "error", "auth", "A tool's scope is one of server.auth.scopes."),
+    Rule(
+        "AUTH_URL_INVALID",
+        "error",
+        "auth",
+        "An issuer written in the spec is https (or http to this machine); a resource is an "
+        "absolute http(s) URI without a fragment.",
+    ),
+    Rule(
+        "AUTH_DESTRUCTIVE_UNSCOPED",
+        "warning",
+        "auth",
+        "On a server that authenticates callers, a destructive tool requires a scope, so that "
+        "not every caller can run it.",
+    ),
+    Rule(
+        "PARAM_CLAIM_INVALID",
+        "error",
+        "auth",
+        "An identity-bound parameter is a string, integer, number or boolean, not nullable and "
+        "without a default: its value is the caller's claim, or the call is refused.",
+    ),
+    Rule(
+        "RESOURCE_BIND_INVALID",
+        "error",
+        "auth",
+        "A field bound to a claim is a top-level string, integer, number, boolean or enum.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

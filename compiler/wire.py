@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Span
-from .ir import RESOURCES_FORMAT, ServerIR, ToolIR, resources_document
+from .ir import AUTH_META_KEY, RESOURCES_FORMAT, ServerIR, ToolIR, resources_document
 
 # tools.json keeps its do-not-edit header under this key, beside the payload, never in it:
 # the runtime strips it, so clients do not receive it in every tools/list answer.
@@ -26,17 +26,24 @@ def wire_tool(tool: ToolIR) -> dict[str, Any]:
     if tool.title:
         entry["title"] = tool.title
     entry["description"] = tool.description
-    entry["inputSchema"] = tool.input_schema
+    entry["inputSchema"] = tool.published_input_schema
     if tool.output_schema is not None:
         entry["outputSchema"] = tool.output_schema
     if tool.annotations:
         entry["annotations"] = dict(tool.annotations)
+    # Who may call it, said on the wire so that clients can ask for the scope before calling,
+    # and so that `lynxc diff` judges a change of access like any change of the contract.
+    if (auth := tool.auth_meta) is not None:
+        entry["_meta"] = {AUTH_META_KEY: auth}
     return entry
 
 
 def tools_list(server: ServerIR) -> dict[str, Any]:
     """Exactly what `tools/list` answers (all pages together)."""
-    return {"tools": [wire_tool(tool) for tool in server.tools]}
+    payload: dict[str, Any] = {"tools": [wire_tool(tool) for tool in server.tools]}
+    if server.auth is not None:
+        payload["_meta"] = {AUTH_META_KEY: server.auth.wire()}
+    return payload
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class ServerWire:
     resources: list[dict[str, Any]] | None = None
     # (resource, field, subfield...) or (resource,) -> where it is declared, when the side is a spec
     resource_spans: dict[tuple[str, ...], Span] = field(default_factory=dict)
+    # What tools/list's `_meta` says of caller authentication (`lynxc/auth`), None when nothing.
+    auth: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,7 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
         extras,
         resources=resources_document(server)["resources"],
         resource_spans=dict(_resource_spans(server)),
+        auth=server.auth.wire() if server.auth is not None else None,
     )
 
 

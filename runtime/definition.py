@@ -42,6 +42,9 @@ class ServerDefinition:
     resources: str | None = None
     # A server with SQL tools: its sql.json (relative to `folder`), or None.
     sql: str | None = None
+    # How HTTP callers are authenticated (runtime/auth/config.py reads it), or None: no one is.
+    auth: Mapping[str, Any] | None = None
+    transports: tuple[str, ...] = ("stdio", "http")
     # The checked bytes of those files, kept from start-up: a tool's models load on its first
     # call, and by then a rebuild may have swapped the folder; the server keeps serving its own
     # build instead of reading the new one (and nothing can change between check and import).

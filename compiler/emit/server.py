@@ -116,6 +116,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             bindings=_bindings(server),
             resources_file=RESOURCES_FILE if server.resources else None,
             sql_file=SQL_FILE if server.sql is not None else None,
+            auth=server.auth.entry() if server.auth is not None else None,
             files_sha256={
                 name: hashlib.sha256(text.encode()).hexdigest()
                 for name, text in sorted(read_at_runtime.items())
@@ -169,8 +170,10 @@ def _bindings(server: ServerIR) -> list[dict[str, Any]]:
 def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | PgToolIR | None = None) -> dict[str, Any]:
     schema = tool.input_schema
     required = set(schema.get("required", []))
+    claims = {claim.name: claim.claim for claim in tool.claims}
     params = [
         {
+            "claim": f"never sent: the caller's `{claims[name]}` claim" if name in claims else "",
             "name": name,
             "type": schema_type(prop),
             "required": name in required,

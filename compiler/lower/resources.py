@@ -139,6 +139,7 @@ class _Lowered:
     meaning: tuple[str, ...]
     capabilities: tuple[str, ...]
     sort: tuple[ResourceSortIR, ...]
+    bind: tuple[tuple[str, str], ...] = ()
 
     def resource_ir(self, key_types: Mapping[str, str]) -> ResourceIR:
         resource = self.source.resource
@@ -160,6 +161,7 @@ class _Lowered:
             ),
             model=model_module(self.name),
             span=self.source.doc.span((*self.source.base, "name")),
+            bind=self.bind,
         )
 
 
@@ -192,6 +194,7 @@ class _ResourceChecker:
         meaning = self.search_fields("meaning", top)
         capabilities = self.check_capabilities(keyword, meaning, top)
         sort = self.check_sort(fields)
+        bind = self.check_bind(top)
         return _Lowered(
             self.source,
             resource.name,
@@ -205,6 +208,7 @@ class _ResourceChecker:
             meaning,
             capabilities,
             sort,
+            bind,
         )
 
     # fields ---------------------------------------------------------------------------------
@@ -519,6 +523,38 @@ class _ResourceChecker:
             out.append(ResourceSortIR(path, descending))
         return tuple(out)
 
+    def check_bind(self, top: Mapping[str, RecordFieldIR]) -> tuple[tuple[str, str], ...]:
+        """Row-level security: each bound field is a top-level scalar a claim can equal."""
+        bound: list[tuple[str, str]] = []
+        scalar = [name for name, f in top.items() if f.type in BINDABLE_FIELD_TYPES]
+        for name, binding in self.resource.bind.items():
+            span = self.span("bind", name, key=True)
+            record_field = top.get(name)
+            if record_field is None:
+                self.report(
+                    "RESOURCE_FIELD_UNKNOWN",
+                    f"bind names no top-level field '{name}' of resource '{self.resource.name}'",
+                    span,
+                    did_you_mean(name, scalar) or f"fields that can be bound: {', '.join(scalar) or 'none'}",
+                )
+                continue
+            if record_field.type not in BINDABLE_FIELD_TYPES:
+                self.report(
+                    "RESOURCE_BIND_INVALID",
+                    f"field '{name}' is of type {record_field.type}: only "
+                    f"{', '.join(BINDABLE_FIELD_TYPES)} fields can equal a claim",
+                    span,
+                )
+                continue
+            if not binding.from_claim.strip():
+                self.report("RESOURCE_BIND_INVALID", "from_claim names no claim", self.span("bind", name))
+                continue
+            bound.append((name, binding.from_claim))
+        return tuple(bound)
+
+
+# Record field types whose value a caller's claim (a string, number or boolean) can equal.
+BINDABLE_FIELD_TYPES = ("string", "integer", "number", "boolean", "enum")
 
 _MISSING_HINTS = {
     "reference": "name the resource it points at, e.g. to: countries",

@@ -23,6 +23,7 @@ from ..ir import (
     POSTGRES_DEFAULT_POOL_SIZE,
     POSTGRES_POOL_SETTING,
     AcknowledgementIR,
+    AuthIR,
     CapIR,
     ParamIR,
     ResourceIR,
@@ -38,6 +39,13 @@ from ..spec.load import SpecSource, ToolSource, load_spec
 from ..spec.models import SQL_ENGINES, Cap, SchemaNode, Server, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
 from ..wire import TOOL_NAME
+from .auth import (
+    CALLER_CLAIMS_NODE,
+    CALLER_CLAIMS_SETTING,
+    bound_resources_without_auth,
+    lower_server_auth,
+    lower_tool_auth,
+)
 from .backend_probe import Declaration, read_declarations, refused_target
 from .model_files import check_model_files, same_file, tool_module
 from .records_tools import (
@@ -187,6 +195,16 @@ def lower(
                 )
                 settings.append(SettingIR(name, canonical_json(implied), node.description))
     diagnostics.extend(_check_engines(source))
+    auth, auth_settings, auth_diagnostics = lower_server_auth(source)
+    diagnostics.extend(auth_diagnostics)
+    bound_resources = [(r.name, r.span) for r in resources if r.bind]
+    diagnostics.extend(bound_resources_without_auth(source, bound_resources))
+    if bound_resources or any(p.from_claim for t in source.tools for p in t.tool.parameters.values()):
+        auth_settings[CALLER_CLAIMS_SETTING] = CALLER_CLAIMS_NODE
+    for name, node in auth_settings.items():
+        if name not in server.settings:  # implied, as the SQL settings are
+            implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
+            settings.append(SettingIR(name, canonical_json(implied), node.description))
     if sql_tools:
         diagnostics.extend(_check_dsn_setting(source))
         for name, node in _implied_sql_settings(server).items():
@@ -257,6 +275,8 @@ def lower(
             setting_names,
             declarations,
             server.lint.suppress if server.lint else [],
+            auth,
+            tuple(server.transports),
         )
         diagnostics.extend(tool_diagnostics)
         tools.append(tool_ir)
@@ -299,6 +319,8 @@ def lower(
             ),
             resources=resources,
             sql=sql,
+            auth=auth,
+            transports=tuple(server.transports),
         ),
         tuple(diagnostics),
     )
@@ -414,6 +436,8 @@ def _lower_tool(
     setting_names: set[str],
     declarations: Mapping[str, Declaration],
     server_suppressions: list[Suppression],
+    auth: AuthIR | None = None,
+    transports: tuple[str, ...] = ("stdio", "http"),
 ) -> tuple[ToolIR, list[Diagnostic]]:
     tool, doc, base = source.tool, source.doc, source.base
     diagnostics: list[Diagnostic] = []
@@ -480,8 +504,26 @@ def _lower_tool(
         for key in ANNOTATION_KEYS
         if tool.annotations is not None and (value := getattr(tool.annotations, key)) is not None
     )
+    scopes, claims, auth_diagnostics = lower_tool_auth(
+        source, auth, transports, dict(annotations), input_schema
+    )
+    diagnostics.extend(auth_diagnostics)
+    if claims:  # the caller never sends them, and the call never runs without them
+        bound = {claim.name for claim in claims}
+        input_schema["required"] = [
+            *input_schema.get("required", []),
+            *(
+                name
+                for name in input_schema["properties"]
+                if name in bound and name not in input_schema.get("required", [])
+            ),
+        ]
     params = tuple(
-        ParamIR(name, parameter.required, doc.span((*base, "parameters", name), key=True))
+        ParamIR(
+            name,
+            parameter.required or parameter.from_claim is not None,
+            doc.span((*base, "parameters", name), key=True),
+        )
         for name, parameter in tool.parameters.items()
     )
     tool_ir = ToolIR(
@@ -500,6 +542,8 @@ def _lower_tool(
         suppressions=tuple(
             (s.rule, s.reason) for s in [*server_suppressions, *(tool.lint.suppress if tool.lint else [])]
         ),
+        scopes=scopes,
+        claims=claims,
     )
     return tool_ir, diagnostics
 

@@ -73,6 +73,12 @@ class Parameter(SchemaNode):
     requiredProperties: list[StrictStr] | None = Field(
         None, description="For an object parameter: which of its properties are required."
     )
+    from_claim: StrictStr | None = Field(
+        None,
+        description="Bind this parameter to a claim of the verified caller (e.g. email): it leaves the "
+        "published inputSchema, a caller who sends it is refused, and its value comes from the token "
+        "or API key (over stdio, from the caller_claims setting).",
+    )
 
 
 class Cap(_Strict):
@@ -131,6 +137,16 @@ class SqlBackend(_Strict):
     )
 
 
+class ToolAuth(_Strict):
+    """Who may call a tool, over an authenticated transport."""
+
+    scopes: list[StrictStr] = Field(
+        default_factory=list,
+        description="Scopes the caller's token or API key must carry, all of them; each one of "
+        "server.auth.scopes.",
+    )
+
+
 class Tool(_Strict):
     name: StrictStr
     title: StrictStr | None = None
@@ -142,6 +158,9 @@ class Tool(_Strict):
     parameters: dict[str, Parameter] = Field(default_factory=dict)
     output: SchemaNode | None = None
     caps: dict[str, Cap] = Field(default_factory=dict)
+    auth: ToolAuth | None = Field(
+        None, description="The scopes a caller needs (server.auth must be declared)."
+    )
     lint: LintConfig | None = None
 
 
@@ -248,6 +267,50 @@ class SqliteData(_Strict):
 SQL_ENGINES = ("duckdb", "postgres", "sqlite")
 
 
+# --- Authentication (issue 27) -------------------------------------------------------------------
+
+
+class IntrospectionConfig(_Strict):
+    """Opaque access tokens, checked at the issuer's RFC 7662 introspection endpoint."""
+
+    client_id: SettingRef = Field(description="The setting holding this server's client id at the issuer.")
+    client_secret: SettingRef = Field(description="The setting holding its client secret.")
+
+
+class OAuthConfig(_Strict):
+    """The server is an OAuth 2.1 resource server: callers bring access tokens from one issuer."""
+
+    issuer: StrictStr | SettingRef = Field(
+        description="The authorization server's issuer URL (https), or {setting: NAME}."
+    )
+    resource: StrictStr | SettingRef = Field(
+        description="This server's canonical resource URI (e.g. https://mcp.example.com/mcp), or "
+        "{setting: NAME}: a token's audience must name it."
+    )
+    introspection: IntrospectionConfig | None = Field(
+        None, description="Also accept opaque tokens, asking the issuer about each (cached briefly)."
+    )
+
+
+class ApiKeysConfig(_Strict):
+    """API keys kept hashed in a file (`lynxc keys add`), for deployments without an issuer."""
+
+    file: SettingRef = Field(description="The setting holding the keys file's path.")
+
+
+class ServerAuth(_Strict):
+    """How callers over HTTP are authenticated; stdio has no caller authentication."""
+
+    scopes: list[StrictStr] = Field(
+        default_factory=list, description="Every scope the server's tools may require (scopes_supported)."
+    )
+    oauth: OAuthConfig | None = None
+    api_keys: ApiKeysConfig | None = None
+
+
+TRANSPORTS = ("stdio", "http")
+
+
 class Server(_Strict):
     name: StrictStr
     version: StrictStr
@@ -265,6 +328,10 @@ class Server(_Strict):
         None, description="Or the PostgreSQL database of the server's SQL tools."
     )
     sqlite: SqliteData | None = Field(None, description="The SQLite database of the server's SQL tools.")
+    auth: ServerAuth | None = Field(None, description="How HTTP callers are authenticated: oauth, api_keys.")
+    transports: list[Literal["stdio", "http"]] = Field(
+        default_factory=lambda: list(TRANSPORTS), description="The transports the server may be served on."
+    )
 
 
 # Names lowering checks with a did-you-mean; listed here too so editors complete them.
@@ -301,6 +368,10 @@ class RecordField(_Strict):
     fields: dict[str, RecordField] | None = Field(None, description="For object: its fields by name.")
 
 
+class ClaimBinding(_Strict):
+    from_claim: StrictStr = Field(description="The claim of the verified caller the field must equal.")
+
+
 class Resource(_Strict):
     """A collection of records the server serves through its records tools."""
 
@@ -334,6 +405,11 @@ class Resource(_Strict):
     )
     max_text_chars: StrictInt | None = Field(
         None, ge=1, description="Text and localized fields are cut to this many characters in list results."
+    )
+    bind: dict[str, ClaimBinding] = Field(
+        default_factory=dict,
+        description="Row-level security: {field: {from_claim: CLAIM}}; a caller only ever sees records "
+        "whose field equals that claim of theirs.",
     )
 
 
