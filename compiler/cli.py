@@ -210,6 +210,17 @@ def _parser() -> argparse.ArgumentParser:
     release.add_argument("--date", help="release date, YYYY-MM-DD (default: today, UTC)")
     release.set_defaults(run=_release)
 
+    keys = verbs.add_parser(
+        "keys",
+        help="add, list or revoke a server's API keys (kept hashed in a keys file)",
+        description="Make, list and revoke API keys: kept as SHA-256 hashes in a keys file that a "
+        "server checks callers against.",
+    )
+    from .keys import add_keys_arguments
+
+    add_keys_arguments(keys)
+    keys.set_defaults(run=_keys)
+
     rules = verbs.add_parser("rules", help="list the rule catalogue")
     rules.set_defaults(run=_rules)
     return parser
@@ -763,6 +774,12 @@ def _schema(args: argparse.Namespace) -> int:
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "lynxc spec v1", **schema}
     print(json.dumps(schema, indent=2))
     return EXIT_OK
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from .keys import run_keys
+
+    return run_keys(args)
 
 
 def _rules(args: argparse.Namespace) -> int:
