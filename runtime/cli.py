@@ -43,6 +43,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help=f"a server setting (JSON for non-string values); also read from {ENV_PREFIX}<NAME>",
     )
+    parser.add_argument(
+        "--audit-log",
+        metavar="PATH",
+        default=None,
+        help="append one JSON line per tool call (time, caller, tool, outcome, duration, result "
+        "bytes; never arguments or credentials) to PATH, or - for stderr, or off (default: stderr "
+        "for a server that authenticates its callers, off otherwise)",
+    )
     http = parser.add_argument_group("HTTP transport")
     http.add_argument(
         "--allowed-host",
@@ -104,6 +112,17 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
         settings = startup_settings(definition, args.settings, os.getcwd())
     except SettingsError as err:
         problems += err.problems
+    if args.transport not in definition.transports:
+        problems.append(
+            f"server {definition.name} is served on {' and '.join(definition.transports)} only "
+            f"(server.transports in its spec), not {args.transport}"
+        )
+    authenticator = None
+    if not problems and args.transport == "http" and definition.auth is not None:
+        from .auth.config import authenticator_for
+
+        authenticator, auth_problems = authenticator_for(definition.auth, settings, os.getcwd())
+        problems += auth_problems
     if not problems:  # e.g. one login to a Postgres database: a refused one is a start-up problem
         problems += serving_checks(definition, settings, _note)
     if problems:
@@ -127,8 +146,16 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
             body_timeout=args.body_timeout,
             allowed_hosts=tuple(args.allowed_hosts),
         ),
+        authenticator=authenticator,
+        audit_log=_audit_target(args.audit_log, definition),
     )
     return 0
+
+
+def _audit_target(flag: str | None, definition: ServerDefinition) -> str | None:
+    if flag is None:
+        return "-" if definition.auth is not None else None
+    return None if flag == "off" else flag
 
 
 def _note(text: str) -> None:

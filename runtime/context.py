@@ -14,6 +14,7 @@ import anyio.to_thread
 from .errors import ToolCancelled
 
 if TYPE_CHECKING:
+    from .auth.caller import Caller
     from .definition import ServerDefinition
 
 T = TypeVar("T")
@@ -54,6 +55,9 @@ class ToolContext:
     # The server being served: backends that read its generated data files (the records
     # backends read resources.json) reach them through it. None outside a host.
     server: ServerDefinition | None = None
+    # Who is calling: verified over HTTP (a token or an API key), the local operator on stdio
+    # (as the caller_claims setting describes them), None when the server knows no one.
+    caller: Caller | None = None
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking work in a worker thread; on cancellation, tell the work to stop and leave."""

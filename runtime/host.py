@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +27,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from .arguments import ArgumentsError, validate_arguments
+from .audit import AuditEvent, AuditLog, Outcome
+from .auth.caller import Caller
 from .backend import BackendFn, BackendInfo, load_backend
+from .caller_arguments import BindingRefused, bind_claims, local_caller, tool_access
 from .context import ToolContext
 from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
@@ -52,9 +56,15 @@ class LoadedTool:
 
 class ToolHost:
     def __init__(
-        self, definition: ServerDefinition, settings: Mapping[str, Any], *, page_size: int = DEFAULT_PAGE_SIZE
+        self,
+        definition: ServerDefinition,
+        settings: Mapping[str, Any],
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        audit: AuditLog | None = None,
     ):
         self.definition = definition
+        self.audit = audit
         self.settings = dict(settings)
         self.page_size = page_size
         payload = definition.tools_payload()
@@ -63,8 +73,14 @@ class ToolHost:
         self._tools = [types.Tool.model_validate(tool) for tool in self._wire_tools]
         self._schemas = {tool["name"]: tool for tool in self._wire_tools}
         self._bindings = {binding.name: binding for binding in definition.tools}
+        self._access = {tool["name"]: tool_access(tool) for tool in self._wire_tools}
+        self._local_caller = local_caller(self.settings)
         self._loaded: dict[str, LoadedTool] = {}
         self._deferred = DeferredChecks(backend_checks(definition, "check_settings_deferred"), self.settings)
+
+    def tool_scopes(self) -> dict[str, frozenset[str]]:
+        """The scopes each tool needs of a caller over an authenticated transport."""
+        return {name: access.scopes for name, access in self._access.items()}
 
     def server(self) -> Server[Any]:
         d = self.definition
@@ -92,26 +108,69 @@ class ToolHost:
     # tools/call ---------------------------------------------------------------------------
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        started = time.perf_counter()
+        caller = self._caller(ctx)
+        outcome: Outcome = "unknown_tool"
+        result: types.CallToolResult | None = None
+        try:
+            result, outcome = await self._call(ctx, params, caller)
+            return result
+        finally:
+            if self.audit is not None:
+                size = len(result.content[0].text.encode()) if result is not None and outcome == "ok" else 0
+                duration = (time.perf_counter() - started) * 1000
+                self.audit.record(AuditEvent(params.name, outcome, duration, size, caller))
+
+    def _caller(self, ctx: Any) -> Caller | None:
+        """The verified caller of an HTTP request (runtime/http_auth.py put it there), or on
+        stdio the local operator, as the caller_claims setting describes them."""
+        request = getattr(ctx, "request", None)
+        if request is None:
+            return self._local_caller
+        user = request.scope.get("user")
+        return getattr(user, "caller", None)
+
+    def _access_problem(self, ctx: Any, name: str, caller: Caller | None) -> str | None:
+        """Why an HTTP caller may not call `name` (the authentication middleware refused such
+        requests already with 401 and 403: this holds even where it was not in front)."""
+        if self.definition.auth is None or getattr(ctx, "request", None) is None:
+            return None
+        if caller is None:
+            return "this server authenticates its callers, and the request carries no verified identity"
+        missing = caller.missing_scopes(self._access[name].scopes)
+        if missing:
+            plural = "s" if len(missing) > 1 else ""
+            return f"the caller lacks the scope{plural} {' '.join(missing)} (insufficient_scope)"
+        return None
+
+    async def _call(
+        self, ctx: Any, params: types.CallToolRequestParams, caller: Caller | None
+    ) -> tuple[types.CallToolResult, Outcome]:
         binding = self._bindings.get(params.name)
         if binding is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}")
+        refusal = self._access_problem(ctx, binding.name, caller)
+        if refusal is not None:
+            return _error(f"{binding.name!r} refused: {refusal}"), "forbidden"
         problems = await self._deferred.problems(backend_package(binding.backend))
         if problems:
             return _error(
                 f"tool {binding.name!r} cannot run with this server's settings (fix them and restart "
                 f"the server): {'; '.join(problems)}"
-            )
+            ), "error"
         try:
             tool = self._load(binding)
         except Exception as err:
             logger.error("loading tool %s failed:\n%s", binding.name, traceback.format_exc())
-            return _error(f"tool {binding.name!r} is unavailable: {type(err).__name__}: {err}")
+            return _error(f"tool {binding.name!r} is unavailable: {type(err).__name__}: {err}"), "error"
         try:
-            arguments = validate_arguments(
-                tool.input_model, params.arguments or {}, self._schemas[binding.name]["inputSchema"]
-            )
+            sent = bind_claims(params.arguments or {}, self._access[binding.name].claims, caller)
+        except BindingRefused as err:
+            return _error(f"invalid arguments for {binding.name!r}: {err}"), "refused"
+        try:
+            arguments = validate_arguments(tool.input_model, sent, self._schemas[binding.name]["inputSchema"])
         except ArgumentsError as err:
-            return _error(f"invalid arguments for {binding.name!r}: {err}")
+            return _error(f"invalid arguments for {binding.name!r}: {err}"), "invalid_arguments"
 
         meta = params.meta or {}
         context = ToolContext(
@@ -121,31 +180,38 @@ class ToolHost:
             report_progress=_progress_reporter(ctx),
             progress_requested=meta.get("progress_token", meta.get("progressToken")) is not None,
             server=self.definition,
+            caller=caller,
         )
         try:
             result = await tool.backend(arguments, context)
         except ToolError as err:
-            return _error(str(err))
+            return _error(str(err)), "error"
         except Exception as err:
             logger.error("tool %s failed:\n%s", binding.name, traceback.format_exc())
-            return _error(f"{binding.name!r} failed: {type(err).__name__}: {err}")
+            return _error(f"{binding.name!r} failed: {type(err).__name__}: {err}"), "error"
 
         try:
             structured = to_wire(result)
             encoded = encode_json(structured)
         except NotJSONError as err:
-            return _error(f"{binding.name!r} produced a value that is not JSON at {err.where}: {err.reason}")
+            return _error(
+                f"{binding.name!r} produced a value that is not JSON at {err.where}: {err.reason}"
+            ), "error"
         except Exception as err:  # e.g. RecursionError: still an answer, never a dead request
             logger.error("tool %s result could not be converted:\n%s", binding.name, traceback.format_exc())
-            return _error(f"{binding.name!r} result could not be sent as JSON: {type(err).__name__}: {err}")
+            return _error(
+                f"{binding.name!r} result could not be sent as JSON: {type(err).__name__}: {err}"
+            ), "error"
         if tool.output_validator is not None:
             problem = tool.output_validator.problem(structured)
             if problem is not None:
                 logger.error("tool %s returned a result outside its output schema: %s", binding.name, problem)
-                return _error(f"{binding.name!r} produced an invalid result at {problem}")
+                return _error(f"{binding.name!r} produced an invalid result at {problem}"), "error"
         limit = binding.caps.get(OUTPUT_JSON_CAP)
         if limit is not None and len(encoded) > limit:
-            return _error(f"{binding.name!r} result is {len(encoded)} bytes of JSON, over its cap of {limit}")
+            return _error(
+                f"{binding.name!r} result is {len(encoded)} bytes of JSON, over its cap of {limit}"
+            ), "error"
         if tool.info.render_text is None:
             text = encoded.decode()  # exactly the JSON that was validated and measured
         else:
@@ -153,11 +219,13 @@ class ToolHost:
                 text = _sendable(tool.info.render_text(result))
             except Exception as err:
                 logger.error("tool %s text rendering failed:\n%s", binding.name, traceback.format_exc())
-                return _error(f"{binding.name!r} failed to render its text: {type(err).__name__}: {err}")
+                return _error(
+                    f"{binding.name!r} failed to render its text: {type(err).__name__}: {err}"
+                ), "error"
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
             structured_content=structured if isinstance(structured, dict) else None,
-        )
+        ), "ok"
 
     def _load(self, binding: ToolBinding) -> LoadedTool:
         if binding.name not in self._loaded:
@@ -186,17 +254,22 @@ class _StrictServer(Server[Any]):
         from .http_sessions import SessionsPerClient
 
         per_client = options.pop("max_sessions_per_client", DEFAULT_MAX_SESSIONS_PER_CLIENT)
+        caller_auth = options.pop("caller_auth", None)  # an http_auth.HttpAuth, or None: no one is asked
         path = options.get("streamable_http_path", "/mcp")
         app = super().streamable_http_app(**options)
         # Innermost: after any authentication, so that a caller's identity is known.
         app.user_middleware.append(
             Middleware(SessionsPerClient, session_manager=self.session_manager, path=path, limit=per_client)
         )
+        if caller_auth is not None:
+            caller_auth.install(app, path)  # the per-tool scope check, which reads the checked body
         app.add_middleware(
             StrictJSONBodies,
             path=path,
             max_body_size=options.get("max_request_body_size", DEFAULT_MAX_REQUEST_BODY_SIZE),
         )
+        if caller_auth is not None:
+            caller_auth.install_outer(app, path)  # who is calling, before any body is read
         app.add_middleware(QuietDisconnects)  # added last: outermost, it sees every failure
         return app
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from .audit import AuditLog
 from .defaults import DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, HttpOptions
 from .definition import ServerDefinition
 from .host import ToolHost
 from .redact import RedactingFilter
+
+if TYPE_CHECKING:
+    from .auth.config import Authenticator
 
 Transport = Literal["stdio", "http"]
 
@@ -26,16 +30,33 @@ def serve(
     port: int = DEFAULT_PORT,
     page_size: int = DEFAULT_PAGE_SIZE,
     http: HttpOptions | None = None,
+    authenticator: Authenticator | None = None,
+    audit_log: str | None = None,
 ) -> None:
+    """`authenticator`: who HTTP callers are (a server that declares auth must have one on
+    HTTP); `audit_log`: `-` for stderr, a file to append to, or None for no audit lines."""
     # Logs go to stderr: on stdio, stdout carries the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # a logged error may quote a database URL
         handler.addFilter(RedactingFilter())
-    server = ToolHost(definition, settings, page_size=page_size).server()
+    audit = AuditLog(definition.name, audit_log) if audit_log is not None else None
+    tool_host = ToolHost(definition, settings, page_size=page_size, audit=audit)
+    server = tool_host.server()
     if transport == "stdio":
         anyio.run(_serve_stdio, server)
     else:
-        _serve_http(server, host, port, http or HttpOptions())
+        caller_auth = None
+        if authenticator is not None:
+            from .http_auth import HttpAuth
+
+            caller_auth = HttpAuth(
+                authenticator, tool_host.tool_scopes(), audit, definition.title or definition.name
+            )
+        elif definition.auth is not None:
+            raise ValueError(
+                f"server {definition.name} authenticates its callers: serving HTTP needs an authenticator"
+            )
+        _serve_http(server, host, port, http or HttpOptions(), caller_auth)
 
 
 async def _serve_stdio(server: Any) -> None:
@@ -45,7 +66,7 @@ async def _serve_stdio(server: Any) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _serve_http(server: Any, host: str, port: int, options: HttpOptions) -> None:
+def _serve_http(server: Any, host: str, port: int, options: HttpOptions, caller_auth: Any = None) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -66,6 +87,7 @@ def _serve_http(server: Any, host: str, port: int, options: HttpOptions) -> None
         session_idle_timeout=options.session_idle_timeout,
         max_sessions=options.max_sessions,
         max_sessions_per_client=options.max_sessions_per_client,
+        caller_auth=caller_auth,
     )
     warning = exposure_warning(host, names)
     if warning:

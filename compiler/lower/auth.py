@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from lynxc.runtime.auth.discovery import is_trusted_transport
+from lynxc.runtime.auth.urls import is_trusted_transport
 
 from ..diagnostics import Diagnostic
 from ..ir import AuthIR, ClaimParamIR, ValueSourceIR

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from mcp.server.auth.provider import AccessToken
 
-AuthMethod = Literal["oauth", "api_key"]
+AuthMethod = Literal["oauth", "api_key", "local"]
 
 
 def frozen_claims(claims: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -61,20 +61,6 @@ class Fetcher:
         return document
 
 
-def is_trusted_transport(url: str) -> bool:
-    """HTTPS, or plain HTTP to this machine only: keys or metadata read over plain HTTP from
-    elsewhere could be swapped on the way, and with them every token this server accepts."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return bool(parts.hostname)
-    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
-
-
-def require_trusted_transport(url: str, what: str) -> None:
-    if not is_trusted_transport(url):
-        raise ValueError(f"{what} must be an https:// URL (plain http only to this machine), not {url!r}")
-
-
 def new_client(timeout: float = DEFAULT_HTTP_TIMEOUT) -> httpx.AsyncClient:
     # No redirects: a metadata or key URL that moves elsewhere is a configuration to fix, not a
     # hop to follow (a redirect could point key discovery at a server the deployment never named).

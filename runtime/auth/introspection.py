@@ -27,12 +27,11 @@ from .discovery import (
     DEFAULT_HTTP_TIMEOUT,
     DEFAULT_MAX_DOCUMENT_BYTES,
     discover_metadata,
-    is_trusted_transport,
-    require_trusted_transport,
 )
 from .issuer_verifier import IssuerVerifier
 from .refusals import AuthRefused
 from .tokens import DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_BYTES, token_scopes
+from .urls import is_trusted_transport, require_trusted_transport
 
 DEFAULT_CACHE_SECONDS = 30.0
 DEFAULT_CACHE_ENTRIES = 10_000

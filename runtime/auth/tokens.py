@@ -29,11 +29,10 @@ from .discovery import (
     DEFAULT_HTTP_TIMEOUT,
     DEFAULT_MAX_DOCUMENT_BYTES,
     discover_metadata,
-    is_trusted_transport,
-    require_trusted_transport,
 )
 from .issuer_verifier import IssuerVerifier
 from .refusals import AuthRefused
+from .urls import is_trusted_transport, require_trusted_transport
 
 DEFAULT_LEEWAY = 60.0
 DEFAULT_REFETCH_INTERVAL = 30.0

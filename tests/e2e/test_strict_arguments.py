@@ -21,8 +21,11 @@ SERVERS = sorted(path.parent.name for path in (ROOT / "generated").glob("*/tools
 # Settings a server cannot start without. Arguments are validated before any backend runs, so
 # pagila's database may be unreachable here (port 1 refuses at once).
 SETTINGS: dict[str, dict[str, object]] = {
-    "pagila": {"database_url": "postgresql://reader@127.0.0.1:1/pagila"}
+    "pagila": {"database_url": "postgresql://reader@127.0.0.1:1/pagila"},
+    # Identity-bound parameters on stdio read the local caller's claims (issue 27).
+    "support-desk": {"caller_claims": {"sub": "alice", "email": "alice@example.com"}},
 }
+CLAIMS_META = "lynxc/auth"
 
 # Wrong JSON types per schema type, and the pydantic rule the answer names.
 WRONG = {
@@ -131,3 +134,42 @@ def test_every_bundled_server_has_parameters_that_refuse_null() -> None:
 async def test_null_is_refused_where_the_schema_excludes_it(server: str, tmp_path: Path) -> None:
     async with stdio_client(server, SETTINGS.get(server)) as client:
         assert not await null_failures(client, tools(server), tmp_path)
+
+
+def bound_params(server: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(tool, parameter, its claim entry) for every identity-bound parameter of a server."""
+    return [
+        (tool["name"], name, entry)
+        for tool in tools(server)
+        for name, entry in tool.get("_meta", {}).get(CLAIMS_META, {}).get("claims", {}).items()
+    ]
+
+
+def test_some_bundled_server_binds_parameters_to_claims() -> None:
+    assert any(bound_params(server) for server in SERVERS)
+
+
+@pytest.mark.parametrize("server", [s for s in SERVERS if bound_params(s)])
+async def test_identity_bound_parameters_are_unpublished_and_refused(server: str, tmp_path: Path) -> None:
+    """A parameter bound to the caller's claim is not in the published inputSchema, and a call
+    that sends it anyway (even with the caller's own value) is refused naming it, for every
+    bundled server."""
+    by_name = {tool["name"]: tool for tool in tools(server)}
+    claims = SETTINGS[server]["caller_claims"]
+    assert isinstance(claims, dict)
+    failures = []
+    async with stdio_client(server, SETTINGS.get(server)) as client:
+        for tool_name, param, entry in bound_params(server):
+            tool = by_name[tool_name]
+            if param in tool["inputSchema"]["properties"] or param in tool["inputSchema"].get("required", []):
+                failures.append((tool_name, param, "published"))
+            for value in (claims.get(entry["claim"]), "someone-else@example.com"):
+                arguments = {**valid_required(tool, tmp_path), param: value}
+                result = await client.call_tool(tool_name, arguments)
+                expected = (
+                    f"invalid arguments for {tool_name!r}: {param!r}: comes from the caller's verified "
+                    "identity and cannot be sent (rule from_claim)"
+                )
+                if not (result.is_error and result.content[0].text == expected):
+                    failures.append((tool_name, param, result.content[0].text[:200]))
+    assert not failures
