@@ -93,7 +93,10 @@ def lower_server_auth(source: SpecSource) -> tuple[AuthIR | None, dict[str, Sche
         if problem:
             diagnostics.append(
                 diagnostic(
-                    "AUTH_URL_INVALID", f"{what} {value!r}: {problem}", doc.span(("server", "auth", *path))
+                    "AUTH_URL_INVALID",
+                    f"oauth {path[-1]} {value!r}: {problem}",
+                    doc.span(("server", "auth", *path)),
+                    f"e.g. {_EXAMPLES[path[-1]]}, or {{setting: NAME}} to give it when serving",
                 )
             )
         return ValueSourceIR(value=value)
@@ -121,6 +124,9 @@ def lower_server_auth(source: SpecSource) -> tuple[AuthIR | None, dict[str, Sche
         )
     ir = AuthIR(tuple(auth.scopes), issuer, resource, introspection, keys_setting)
     return ir, implied, diagnostics
+
+
+_EXAMPLES = {"issuer": "https://auth.example.com/realms/shop", "resource": "https://mcp.example.com/mcp"}
 
 
 def scope_problem(scope: str) -> str | None:

@@ -19,6 +19,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -37,6 +38,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
 from lynxc.runtime.auth.api_keys import add_key, revoke_key
+from lynxc.runtime.definition import load_definition
 from tests.conftest import ROOT, http_process, lynxc_command
 from tests.fixtures.auth_server import REDIRECT_URI, TestAuthorizationServer, running_auth_server
 from tests.fixtures.mcp_http import ServedHttp, serving_generated
@@ -647,3 +649,72 @@ def test_lynxc_serve_refuses_to_start_without_the_issuer(keys: tuple[Path, dict[
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 2
     assert "'oauth_issuer', which is not set" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- opaque tokens, through the issuer's introspection endpoint --------------------------------
+
+
+def opaque_token(issuer: TestAuthorizationServer, resource: str, scope: str) -> str:
+    answer = httpx.post(
+        f"{issuer.issuer}/token",
+        data={"grant_type": "client_credentials", "scope": scope, "resource": resource},
+        auth=("opaque-machine", "opaque-secret"),
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["access_token"]
+
+
+def test_opaque_tokens_are_checked_at_the_issuer(
+    issuer: TestAuthorizationServer, keys: tuple[Path, dict[str, str]]
+) -> None:
+    """The same server declaring `introspection` (a variant of its generated definition, with
+    the two settings the compiler would imply): an opaque token is asked about at the issuer,
+    one for another resource or revoked is refused, and the answer is cached briefly."""
+    definition = load_definition(ROOT / "generated" / "support-desk")
+    assert definition.auth is not None
+    optional = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
+    variant = replace(
+        definition,
+        auth={
+            **definition.auth,
+            "oauth": {
+                **definition.auth["oauth"],
+                "introspection": {"client_id_setting": "rs_id", "client_secret_setting": "rs_secret"},
+            },
+        },
+        settings_schema={**definition.settings_schema, "rs_id": optional, "rs_secret": optional},
+    )
+
+    def settings(base: str) -> dict[str, Any]:
+        return {**desk_settings(issuer, keys[0])(base), "rs_id": "resource-server", "rs_secret": "rs-secret"}
+
+    with serving_generated("support-desk", settings, definition=variant) as served:
+        staff = opaque_token(issuer, served.url, "orders:read orders:admin")
+        assert staff.count(".") != 2  # opaque, not a JWT
+        session = open_session(served, staff)
+        asked = issuer.introspections
+        listed = result_of(
+            post(served, call_message("customer_orders", {"email": "bob@example.com"}), staff, session)
+        )
+        assert not listed["isError"]
+        assert issuer.introspections == asked  # cached since the session opened
+        elsewhere = opaque_token(issuer, "http://127.0.0.1:1/mcp", "orders:read")
+        answer = post(
+            served, call_message("customer_orders", {"email": "bob@example.com"}), elsewhere, session
+        )
+        assert answer.status_code == 401 and challenge(answer)["error"] == "invalid_token"
+        revoked = opaque_token(issuer, served.url, "orders:read orders:admin")
+        assert (
+            httpx.post(
+                f"{issuer.issuer}/revoke", data={"token": revoked}, auth=("opaque-machine", "opaque-secret")
+            ).status_code
+            == 200
+        )
+        before = sum(served.calls.values())
+        assert (
+            post(
+                served, call_message("customer_orders", {"email": "bob@example.com"}), revoked, session
+            ).status_code
+            == 401
+        )
+        assert sum(served.calls.values()) == before
