@@ -260,7 +260,8 @@ def _methods_moved(before: list[str] | None, after: list[str] | None) -> tuple[s
     lost = [method for method in before if method not in after]
     gained = [method for method in after if method not in before]
     if lost:
-        return "SERVER_AUTH_CHANGED", f"{shown}: callers using {_names(lost)} lose access"
+        also = f" ({_names(gained)} added)" if gained else ""
+        return "SERVER_AUTH_CHANGED", f"{shown}: callers using {_names(lost)} lose access{also}"
     if gained:
         return "SERVER_AUTH_METHOD_ADDED", f"{shown}: callers may now also use {_names(gained)}"
     return None
