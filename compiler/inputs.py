@@ -21,7 +21,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic
 from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
-from .wire import ServerWire, Side, resources_from_document, wire_from_ir
+from .wire import ServerWire, Side, auth_of_payload, resources_from_document, wire_from_ir
 
 GIT_PREFIX = "git:"
 RESOURCES_FILE = "resources.json"
@@ -115,8 +115,10 @@ def _load_json(path: Path, label: str) -> ServerWire:
     data = _read_json(path, label, "a tools/list answer")
     if isinstance(data, dict) and isinstance(data.get("result"), dict):
         data = data["result"]  # a whole JSON-RPC response
+    auth = None
     if isinstance(data, dict) and "tools" in data:
         tools = data["tools"]
+        auth = auth_of_payload(data)
     elif isinstance(data, dict) and "inputSchema" in data:
         tools = [data]
     else:
@@ -125,7 +127,7 @@ def _load_json(path: Path, label: str) -> ServerWire:
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
     ):
         raise DiffInputError(f'{label}: expected a tools/list answer ({{"tools": [...]}}) or a list of tools')
-    return ServerWire(_json_name(path), tools, label)
+    return ServerWire(_json_name(path), tools, label, auth=auth)
 
 
 def _refuse_constant(name: str) -> Any:

@@ -987,12 +987,94 @@ _RESOURCE_DIFF_RULES = (
     ),
 )
 
+# auth (issue 27): who may call what (tools/list `_meta` "lynxc/auth", per tool and per server)
+# and which records a caller sees (resources.json `bind`). Judged by whether a caller who could
+# call before still can; a change that widens what callers may do or see is a warning, so that
+# a reviewer notices it even though no call fails.
+_AUTH_DIFF_RULES = (
+    (
+        "TOOL_SCOPE_ADDED",
+        "breaking",
+        "A tool requires a scope it did not: callers holding only the old scopes are refused (403).",
+    ),
+    (
+        "TOOL_SCOPE_REMOVED",
+        "info",
+        "A tool requires fewer scopes: every caller that could call it still can.",
+    ),
+    (
+        "PARAM_BOUND_TO_CLAIM",
+        "breaking",
+        "A parameter now comes from a claim of the verified caller: callers that send it are refused, "
+        "and callers whose token lacks the claim too.",
+    ),
+    (
+        "PARAM_CLAIM_UNBOUND",
+        "warning",
+        "An identity-bound parameter is no longer bound to the caller's claim (now an optional "
+        "parameter, or gone): no call fails, but callers may now choose the value their identity "
+        "gave; check the tool still limits what each caller reaches.",
+    ),
+    (
+        "PARAM_CLAIM_UNBOUND_REQUIRED",
+        "breaking",
+        "An identity-bound parameter became an ordinary required parameter: existing callers do not "
+        "send it (as PARAM_ADDED_REQUIRED).",
+    ),
+    (
+        "PARAM_CLAIM_CHANGED",
+        "breaking",
+        "An identity-bound parameter reads another claim, or a claim of another type: the same caller "
+        "may now get another value, or be refused.",
+    ),
+    (
+        "SERVER_AUTH_CHANGED",
+        "breaking",
+        "The server's caller authentication changed so that existing callers lose access: it now "
+        "authenticates callers where anyone could call, or a method (oauth, api_keys) was removed.",
+    ),
+    (
+        "SERVER_AUTH_METHOD_ADDED",
+        "info",
+        "The server accepts one more authentication method; every caller that could call still can.",
+    ),
+    (
+        "SERVER_AUTH_REMOVED",
+        "warning",
+        "The server no longer authenticates callers: anyone reaching its port may call every tool; "
+        "no call fails, but a reviewer must mean it.",
+    ),
+    (
+        "SERVER_SCOPES_CHANGED",
+        "info",
+        "The scopes the server supports changed (what each tool requires is judged per tool).",
+    ),
+    (
+        "RESOURCE_BIND_ADDED",
+        "breaking",
+        "A resource's field is now bound to a claim of the caller: each caller sees only the records "
+        "whose field equals its claim, and loses the rest.",
+    ),
+    (
+        "RESOURCE_BIND_CHANGED",
+        "breaking",
+        "A bound field of a resource reads another claim: the same caller now sees other records.",
+    ),
+    (
+        "RESOURCE_BIND_REMOVED",
+        "warning",
+        "A resource's field is no longer bound to a claim: nothing fails, but every caller now sees "
+        "records it could not before; a reviewer must mean it.",
+    ),
+)
+
 RULES: dict[str, Rule] = (
     {rule.id: rule for rule in _RULES}
     | {rule_id: Rule(rule_id, "error", "changelog", purpose) for rule_id, purpose in _CHANGELOG_RULES}
     | {rule_id: Rule(rule_id, level, category, purpose) for rule_id, level, category, purpose in _LINT_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _RESOURCE_DIFF_RULES}
+    | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _AUTH_DIFF_RULES}
 )
 
 

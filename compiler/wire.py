@@ -38,6 +38,14 @@ def wire_tool(tool: ToolIR) -> dict[str, Any]:
     return entry
 
 
+def auth_of_payload(payload: Any) -> dict[str, Any] | None:
+    """What a tools/list answer, a tools.json or a released baseline says of caller
+    authentication (its top-level `_meta` "lynxc/auth"); None when it says nothing: then anyone
+    reaching the server may call. Not an object: compared as given, for a reviewer to judge."""
+    meta = payload.get("_meta") if isinstance(payload, dict) else None
+    return meta.get(AUTH_META_KEY) if isinstance(meta, dict) else None
+
+
 def tools_list(server: ServerIR) -> dict[str, Any]:
     """Exactly what `tools/list` answers (all pages together)."""
     payload: dict[str, Any] = {"tools": [wire_tool(tool) for tool in server.tools]}

@@ -7,7 +7,8 @@
 A server that declares records keeps its resources document in the baseline too, under
 `"resources"` (`{"format": 1, "resources": [...]}`), so resource changes are checked and listed
 like tool changes. A baseline without that key (older, or of a server without records) declared
-none.
+none. A server that authenticates callers keeps what tools/list says of it, its top-level `_meta`
+"lynxc/auth", the same way; a baseline without it authenticated no one.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Span
 from ..files import write_text_atomic
-from ..ir import ServerIR
+from ..ir import AUTH_META_KEY, ServerIR
 from ..rules import diagnostic
-from ..wire import ServerWire, resources_from_document, resources_payload, wire_from_ir
+from ..wire import ServerWire, auth_of_payload, resources_from_document, resources_payload, wire_from_ir
 from .compare import review_pair
 from .judge import Finding
 from .render import by_tool, group_heading, level_counts, markdown_values, operation
@@ -38,6 +39,7 @@ class Release:
     date: str
     tools: list[dict[str, Any]]
     resources: list[dict[str, Any]] = field(default_factory=list)
+    auth: dict[str, Any] | None = None  # tools/list's `_meta` "lynxc/auth"; None: no caller auth
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ def load_releases(project: Path, server: str) -> tuple[list[Release], list[Diagn
             payload = json.loads((base / f"{item['version']}.json").read_text(encoding="utf-8"))
             declared = payload.get("resources")
             resources = [] if declared is None else _resources(declared, item["version"])
-            releases.append(Release(item["version"], item["date"], payload["tools"], resources))
+            auth = auth_of_payload(payload)
+            releases.append(Release(item["version"], item["date"], payload["tools"], resources, auth))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         return [], [diagnostic("BASELINE_INVALID", f"cannot read the released baselines: {err}", Span(shown))]
     return sorted(releases, key=lambda r: semver_key(r.version)), []
@@ -110,8 +113,9 @@ def write_release(
     date: str,
     resources: list[dict[str, Any]] | None = None,
 ) -> Path:
-    """Record `server.version` as released on `date`: its tools/list payload, and its resources
-    (default: what the IR declares) when it declares any."""
+    """Record `server.version` as released on `date`: its tools/list payload (with what it says
+    of caller authentication, when the server has any), and its resources (default: what the IR
+    declares) when it declares any."""
     if resources is None:
         resources = wire_from_ir(server, "").resources or []
     base = folder(project, server.name)
@@ -124,6 +128,8 @@ def write_release(
     # The baseline first, then the index that lists it: a kill in between leaves an unlisted
     # baseline that the next `lynxc release` overwrites, never an index naming a missing file.
     payload: dict[str, Any] = {"tools": tools}
+    if server.auth is not None:  # a server without caller auth keeps the baseline it always had
+        payload["_meta"] = {AUTH_META_KEY: server.auth.wire()}
     if resources:  # a server without records keeps the baseline it always had
         payload["resources"] = resources_payload(resources)
     write_text_atomic(baseline, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
@@ -254,9 +260,11 @@ def changelog_files(changelog: Changelog, header_lines: list[str]) -> dict[str, 
 
 
 def _findings(release: Release, new: ServerWire) -> list[Finding]:
-    old = ServerWire(new.name, release.tools, "baseline", resources=release.resources)
+    old = ServerWire(new.name, release.tools, "baseline", resources=release.resources, auth=release.auth)
     return list(review_pair(old, new).findings)
 
 
 def _wire(release: Release) -> ServerWire:
-    return ServerWire("", release.tools, f"v{release.version}", resources=release.resources)
+    return ServerWire(
+        "", release.tools, f"v{release.version}", resources=release.resources, auth=release.auth
+    )

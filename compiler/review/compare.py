@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..wire import ServerWire, Side
+from .auth import diff_server_auth, judge_server_auth
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
 from .judge_context import one_per_change
@@ -36,23 +37,32 @@ def review(base: Side, head: Side) -> list[ServerReview]:
 
 
 def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
-    """Tool changes first, then changes to the declared records."""
+    """Changes to the server's caller authentication first, then tool changes, then changes to
+    the declared records."""
+    findings = _server_findings(old, new)
     old_tools = {t["name"]: t for t in (old.tools if old else [])}
     new_tools = {t["name"]: t for t in (new.tools if new else [])}
     changes = diff_tools(list(old_tools.values()), list(new_tools.values()))
-    findings = one_per_change([judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes])
+    tool_findings = one_per_change([judge(c, old_tools.get(c.tool), new_tools.get(c.tool)) for c in changes])
     renamed = rename_hints(old_tools, new_tools)
-    findings = [
+    findings += [
         replace(f, hint=renamed[f.change.tool])
         if f.rule_id == "TOOL_REMOVED" and f.change.tool in renamed
         else f
-        for f in findings
+        for f in tool_findings
     ]
     old_resources, new_resources = _resources(old), _resources(new)
     if old_resources is not None and new_resources is not None:
         findings += [judge_resource(c) for c in diff_resources(old_resources, new_resources)]
     name = (new or old).name  # type: ignore[union-attr]
     return ServerReview(name, old, new, tuple(findings))
+
+
+def _server_findings(old: ServerWire | None, new: ServerWire | None) -> list[Finding]:
+    """A server on one side only is added or removed whole: its tools say so, not its auth."""
+    if old is None or new is None:
+        return []
+    return [judge_server_auth(c, old.auth, new.auth) for c in diff_server_auth(old.auth, new.auth)]
 
 
 def _resources(side: ServerWire | None) -> list[dict[str, Any]] | None:

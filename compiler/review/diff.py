@@ -65,18 +65,31 @@ class Change:
     # The resource's name when the change is to a declared resource (`review.resources`): its
     # path then starts with `Resource NAME`, so it reads whole without a tool before it.
     resource: str | None = None
+    # True for a change to the server as a whole (its caller authentication, `review.auth`):
+    # its path starts with `Server`, and like a resource's it names no tool.
+    server: bool = False
 
     @property
     def path_text(self) -> str:
         return SEPARATOR.join(self.path)
 
     @property
+    def of_tool(self) -> bool:
+        """Whether the change is to a tool (not to a declared resource or the server)."""
+        return self.resource is None and not self.server
+
+    @property
     def located(self) -> str:
-        """`find_items: Input schema / properties / n`, or `Resource peps / fields / status`."""
-        return self.path_text if self.resource is not None else f"{self.tool}: {self.path_text}"
+        """`find_items: Input schema / properties / n`, `Resource peps / fields / status`, or
+        `Server / auth / methods`."""
+        return f"{self.tool}: {self.path_text}" if self.of_tool else self.path_text
 
     def to_json(self) -> dict[str, Any]:
-        subject = {"resource": self.resource} if self.resource is not None else {"tool": self.tool}
+        subject: dict[str, Any] = {"tool": self.tool}
+        if self.resource is not None:
+            subject = {"resource": self.resource}
+        elif self.server:
+            subject = {"scope": "server"}
         out: dict[str, Any] = {"op": self.op, **subject, "path": self.path_text}
         if self.before is not MISSING:
             out["before"] = self.before

@@ -40,8 +40,8 @@ class Entry:
 
     @property
     def tools(self) -> list[str]:
-        """The tools the entry is about; empty for a change to a declared resource."""
-        names = (f.change.tool for f in self.findings if f.change.resource is None)
+        """The tools the entry is about; empty for a change to a declared resource or the server."""
+        names = (f.change.tool for f in self.findings if f.change.of_tool)
         return list(dict.fromkeys(names))  # a change reported twice for one tool names it once
 
     @property
@@ -65,7 +65,15 @@ def fold(findings: Iterable[Finding]) -> list[Entry]:
 
 def _saying(finding: Finding) -> tuple[Any, ...]:
     change = finding.change
-    said = (finding.rule_id, finding.message, finding.hint, change.op, change.path, change.resource)
+    said = (
+        finding.rule_id,
+        finding.message,
+        finding.hint,
+        change.op,
+        change.path,
+        change.resource,
+        change.server,
+    )
     if is_no_op(finding):
         return said
     values = [None if v is MISSING else json.dumps(v, sort_keys=True) for v in (change.before, change.after)]

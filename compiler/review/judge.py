@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from .auth import claim_binding, judge_tool_auth, judges_tool_auth
 from .diff import MISSING, ROOT, SCHEMA_SECTIONS, TOOL, Change, diff_schemas
 from .judge_bounds import RANGE_KEYWORDS, BoundSide, Moved, bound_moved, shown_bound
 from .judge_combinators import (
@@ -56,6 +57,8 @@ __all__ = ["LEVELS", "Finding", "Level", "judge"]
 
 def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[str, Any] | None) -> Finding:
     section = change.path[0]
+    if judges_tool_auth(change):
+        return judge_tool_auth(change, old_tool or {}, new_tool or {})
     if judges_tool_field(change):
         return judge_tool_field(change, old_tool or {}, new_tool or {})
     if section == TOOL:
@@ -72,6 +75,8 @@ def judge(change: Change, old_tool: Mapping[str, Any] | None, new_tool: Mapping[
     field = SCHEMA_SECTIONS[section]
     old_root, new_root = (old_tool or {}).get(field, MISSING), (new_tool or {}).get(field, MISSING)
     finding = _judge_schema(change, direction, old_root, new_root)
+    if direction == "input":
+        finding = claim_binding(finding, old_tool or {}, new_tool or {})
     said = said_by(change, old_root, new_root)
     return finding if said is None else replace(finding, said_by=said)
 

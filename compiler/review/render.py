@@ -148,6 +148,8 @@ FORMATS: dict[str, Callable[[list[ServerReview]], str]] = {
 def _span(review: ServerReview, finding: Finding, head_tools: set[str]) -> Span | None:
     """Where the change stands in the head spec: the parameter's line, else the tool's; for a
     resource, the line of the (innermost still declared) field, else the resource's."""
+    if finding.change.server:
+        return None  # a spec side keeps no line for server.auth: the annotation names no file
     resource = finding.change.resource
     if resource is not None:
         return resource_span(review.head, finding.change) if review.head else None

@@ -35,25 +35,41 @@ def level_counts(findings: Iterable[Finding]) -> str:
     return ", ".join(f"{levels.count(level)} {level}" for level in LEVELS)
 
 
-def by_tool(findings: tuple[Finding, ...]) -> list[tuple[str | None, list[Finding]]]:
-    """Findings grouped by tool, in order; changes to declared records form one group, keyed
-    None (their paths name the resource), so no tool name can be taken for it."""
-    grouped: dict[tuple[bool, str], list[Finding]] = {}
+# The groups of `by_tool` that are no tool: changes to the server as a whole, then to records.
+SERVER_GROUP = (0, "")
+RESOURCES_GROUP = (2, "")
+
+
+def by_tool(findings: tuple[Finding, ...]) -> list[tuple[tuple[int, str], list[Finding]]]:
+    """Findings grouped by what they change, in order: the server as a whole, then each tool
+    (keyed `(1, name)`), then the declared records; keyed apart so no tool name can be taken for
+    the others (their paths name what they change)."""
+    grouped: dict[tuple[int, str], list[Finding]] = {}
     for finding in findings:
         change = finding.change
-        grouped.setdefault((change.resource is not None, change.tool), []).append(finding)
-    return [(None if resource else tool, found) for (resource, tool), found in grouped.items()]
+        key = (
+            SERVER_GROUP
+            if change.server
+            else RESOURCES_GROUP
+            if change.resource is not None
+            else (1, change.tool)
+        )
+        grouped.setdefault(key, []).append(finding)
+    return sorted(grouped.items(), key=lambda item: item[0][0])
 
 
-def group_heading(tool: str | None) -> str:
+def group_heading(group: tuple[int, str]) -> str:
     """A markdown heading's text for a group of `by_tool`."""
-    return f"`{tool}`" if tool is not None else "Resources"
+    if group == SERVER_GROUP:
+        return "Server"
+    return "Resources" if group == RESOURCES_GROUP else f"`{group[1]}`"
 
 
 def operation(change: Change) -> str:
-    """`find_items: removed Input schema / properties / n`, `removed Resource peps / fields / x`."""
+    """`find_items: removed Input schema / properties / n`, `removed Resource peps / fields / x`,
+    `changed Server / auth / methods`."""
     what = f"{change.op} {change.path_text}"
-    return what if change.resource is not None else f"{change.tool}: {what}"
+    return f"{change.tool}: {what}" if change.of_tool else what
 
 
 def said(finding: Finding) -> str:

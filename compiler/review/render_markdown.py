@@ -209,7 +209,7 @@ def _list_item(entry: Entry, *, full: bool = False, compact: bool = False) -> st
 
 def _table_row(entry: Entry, *, values: bool = True) -> str:
     finding, change = entry.first, entry.first.change
-    tools = _tools(entry.tools, SUMMARY_TOOLS) if entry.tools else "(resources)"
+    tools = _tools(entry.tools, SUMMARY_TOOLS) if entry.tools else _not_tool(entry.first.change)
     message = _said(finding)
     shown = _values(change) if values and not entry.no_op else ""
     cells = [
@@ -278,9 +278,14 @@ def _change(change: Change) -> str:
     return f"{change.op} tool" if whole_tool(change) is not None else f"{change.op} {code(change.path_text)}"
 
 
+def _not_tool(change: Change) -> str:
+    """The Tools cell of a change to the server or to a resource (its path names it)."""
+    return "(server)" if change.server else "(resources)"
+
+
 def _subject(entry: Entry) -> str:
     if not entry.tools:
-        return ""  # a resource: its path names it
+        return ""  # a resource or the server: its path names it
     if len(entry.tools) == 1:
         return f"{code(entry.tools[0])}: "
     return f"{len(entry.tools)} tools: "

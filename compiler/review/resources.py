@@ -25,7 +25,7 @@ from lynxc.runtime.backends.records.definitions import CAPABILITIES
 from ..diagnostics import Span
 from ..wire import ServerWire
 from .diff import MISSING, Change, same_json
-from .judge_context import Finding
+from .judge_context import Finding, worst_of
 
 PREFIX = "Resource "
 _DERIVED = frozenset({"name", "schema", "parents", "model"})
@@ -301,6 +301,36 @@ def _text_limit(change: Change) -> Finding:
     return Finding(change, "RESOURCE_TEXT_LIMIT_RAISED", f"{shown}: lists carry more of each text field")
 
 
+def _bind(change: Change) -> Finding:
+    """Row-level security (issue 27): `bind` maps a field to the caller's claim, and each caller
+    sees only the records whose field equals it. Binding narrows what callers see; unbinding
+    widens it, which nothing fails on, so a reviewer is told."""
+    old = change.before if isinstance(change.before, dict) else {}
+    new = change.after if isinstance(change.after, dict) else {}
+    moved = []
+    added = [f"'{field}' to the caller's '{new[field]}' claim" for field in new if field not in old]
+    if added:
+        moved.append(("RESOURCE_BIND_ADDED", f"binds {', '.join(added)}: callers see only their own records"))
+    changed = [
+        f"'{field}' to '{new[field]}' instead of '{old[field]}'"
+        for field in old
+        if field in new and not same_json(old[field], new[field])
+    ]
+    if changed:
+        moved.append(
+            ("RESOURCE_BIND_CHANGED", f"binds {', '.join(changed)}: the same caller sees other records")
+        )
+    removed = [f"'{field}' (was the caller's '{old[field]}' claim)" for field in old if field not in new]
+    if removed:
+        moved.append(
+            (
+                "RESOURCE_BIND_REMOVED",
+                f"no longer binds {', '.join(removed)}: every caller now sees records it could not before",
+            )
+        )
+    return worst_of(change, moved) if moved else _other(change)
+
+
 def _other(change: Change) -> Finding:
     """What the format did not have when these rules were written: a reviewer must look."""
     return Finding(
@@ -391,4 +421,5 @@ _SECTIONS = {
     ),
     "sort": _sort,
     "max_text_chars": _text_limit,
+    "bind": _bind,
 }

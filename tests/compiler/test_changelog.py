@@ -294,3 +294,82 @@ def test_an_unreadable_resources_baseline_is_reported(library: Path) -> None:
         "BASELINE_INVALID: cannot read the released baselines: 0.1.0.json: resources: "
         "expected a resources document of format 1, found 9" in done.stderr
     )
+
+
+# --- auth (issue 27) ----------------------------------------------------------------------------
+
+AUTH_SPEC = """\
+lynxc: 1
+server:
+  name: shop
+  version: {version}
+  settings:
+    keys_file: {{type: string, default: keys.json, description: The API keys file.}}
+  auth:
+    scopes: [{scopes}]
+    api_keys: {{file: {{setting: keys_file}}}}
+{extra}tools:
+  - name: find_items
+    backend: tests.fixtures.backends:echo
+    description:
+      purpose: Find items.
+    auth: {{scopes: [items:read]}}
+    parameters:
+      q: {{type: string, required: true, from_claim: email, description: Text to find.}}
+{params}"""
+AUTH_RULES = ("SERVER_AUTH_CHANGED", "PARAM_BOUND_TO_CLAIM", "TOOL_SCOPE_ADDED")
+
+
+def write_auth(project: Path, version: str, scopes: str = "items:read", extra: str = "") -> None:
+    text = AUTH_SPEC.format(version=version, scopes=scopes, extra=extra, params=N_PARAM)
+    (project / "specs" / "shop.yaml").write_text(text)
+
+
+def test_auth_changes_need_the_breaking_bump_and_show_in_the_changelog(project: Path) -> None:
+    write_auth(project, "0.1.1")
+    done = lynxc(project, "build")
+    assert done.returncode == 1
+    for rule in AUTH_RULES:
+        assert f"error BREAKING_CHANGE_UNACKNOWLEDGED: {rule} since 0.1.0: " in done.stderr, rule
+    assert "SERVER_AUTH_CHANGED since 0.1.0: added Server / auth (the server now authenticates" in (
+        done.stderr
+    )
+
+    # server.acknowledge finds the new rules like any other.
+    acknowledged = "  acknowledge:\n" + "".join(
+        f"    - {{version: 0.1.1, rule: {rule}, reason: callers now sign in.}}\n" for rule in AUTH_RULES
+    )
+    write_auth(project, "0.1.1", extra=acknowledged)
+    done = lynxc(project, "build")
+    assert done.returncode == 0, done.stderr
+    changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
+    section = changelog.split("## v0.1.1 (unreleased)\n", 1)[1].split("## v0.1.0", 1)[0]
+    assert "(3 breaking, 0 warning, 1 info)" in section
+    assert section.index("### Server\n") < section.index("### `find_items`\n")
+    assert "- added `Server / auth` — breaking `SERVER_AUTH_CHANGED`" in section
+    assert '  New value:\n\n  ```json\n  {\n    "methods": [\n      "api_keys"\n    ],' in section
+    assert "- removed `Input schema / properties / q` — breaking `PARAM_BOUND_TO_CLAIM`" in section
+    assert "- added `Meta / lynxc/auth` — breaking `TOOL_SCOPE_ADDED`" in section
+    entries = json.loads((project / "schema-changelog/shop/changelog.json").read_text())["versions"][0]
+    assert entries["entries"][0] == {
+        "rule": "SERVER_AUTH_CHANGED",
+        "level": "breaking",
+        "message": entries["entries"][0]["message"],
+        "op": "added",
+        "scope": "server",
+        "path": "Server / auth",
+        "after": {"methods": ["api_keys"], "scopes_supported": ["items:read"]},
+    }
+
+    # The release keeps the server's auth in its baseline: the same version reads back unchanged,
+    # and a change to it is a change of the released version.
+    assert lynxc(project, "release", "shop", "--date", "2026-02-03").returncode == 0
+    baseline = json.loads((project / "schema-changelog/shop/0.1.1.json").read_text())
+    assert baseline["_meta"] == {"lynxc/auth": {"methods": ["api_keys"], "scopes_supported": ["items:read"]}}
+    assert lynxc(project, "build", "--check").returncode == 0
+    write_auth(project, "0.1.1", scopes="items:read, items:write", extra=acknowledged)
+    done = lynxc(project, "build")
+    assert done.returncode == 1
+    assert "VERSION_NOT_BUMPED: shop 0.1.1 is released, yet 1 changed: Server / auth / scopes_supported" in (
+        done.stderr
+    )

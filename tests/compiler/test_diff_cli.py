@@ -254,3 +254,92 @@ def test_unchanged_resources_and_a_saved_tools_list(library: Path, tmp_path: Pat
     saved = library / "generated/library/tools.json"
     done = diff(library, str(saved), "specs")
     assert done.returncode == 0 and done.stdout == "library: no changes\n"
+
+
+# --- auth (issue 27) ----------------------------------------------------------------------------
+
+SHOP = """\
+lynxc: 1
+server:
+  name: shop
+  version: {version}
+  settings:
+    keys_file: {{type: string, default: keys.json, description: The API keys file.}}
+{auth}tools:
+- name: orders
+  backend: tests.fixtures.backends:echo
+  description: {{purpose: List the orders of a customer.}}
+  annotations: {{readOnlyHint: true}}
+{tool_auth}  parameters:
+    customer_email: {{type: string, required: true, {claim}description: The customer's email.}}
+    limit: {{type: integer, default: 10, description: How many orders.}}
+"""
+
+
+def test_a_spec_that_starts_authenticating_callers_is_breaking(tmp_path: Path) -> None:
+    """v2 authenticates callers with API keys, requires a scope of its tool and binds a parameter
+    to the caller's email: three breaking findings, each once."""
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    v1.mkdir(), v2.mkdir()
+    (v1 / "server.yaml").write_text(SHOP.format(version="1.0.0", auth="", tool_auth="", claim=""))
+    (v2 / "server.yaml").write_text(
+        SHOP.format(
+            version="2.0.0",
+            auth="  auth: {scopes: [orders:read], api_keys: {file: {setting: keys_file}}}\n",
+            tool_auth="  auth: {scopes: [orders:read]}\n",
+            claim="from_claim: email, ",
+        )
+    )
+    done = diff(tmp_path, "v1", "v2", "--format", "json")
+    assert done.returncode == 1, done.stderr  # breaking: the default --fail-on
+    (report,) = json.loads(done.stdout)["servers"]
+    assert report["summary"] == {"breaking": 3, "warning": 0, "info": 1}
+    found = [(f["rule"], f["level"], f["path"]) for f in report["findings"]]
+    assert found == [
+        ("SERVER_AUTH_CHANGED", "breaking", "Server / auth"),
+        ("PARAM_BOUND_TO_CLAIM", "breaking", "Input schema / properties / customer_email"),
+        ("REQUIRED_CHANGED", "info", "Input schema / required"),
+        ("TOOL_SCOPE_ADDED", "breaking", "Meta / lynxc/auth"),
+    ]
+    bound = report["findings"][1]
+    assert bound["message"] == (
+        "'customer_email' now comes from the caller's 'email' claim; callers that send it are refused"
+    )
+    assert "PARAM_REMOVED" not in done.stdout
+    # The text and GitHub forms say the same; a server change has no spec line to point at.
+    text = diff(tmp_path, "v1", "v2").stdout
+    assert text.startswith("shop: 4 fields changed (3 breaking, 0 warning, 1 info)\n")
+    github = diff(tmp_path, "v1", "v2", "--format", "github").stdout.splitlines()
+    assert github[0].startswith("::error title=lynxc SERVER_AUTH_CHANGED::added Server / auth: ")
+    assert github[1].startswith("::error file=v2/server.yaml,line=15,")  # the parameter's line
+    # Back again: callers must send the parameter, and anyone may call.
+    back = json.loads(diff(tmp_path, "v2", "v1", "--format", "json").stdout)["servers"][0]
+    assert [f["rule"] for f in back["findings"]] == [
+        "SERVER_AUTH_REMOVED",
+        "PARAM_CLAIM_UNBOUND_REQUIRED",
+        "REQUIRED_CHANGED",
+        "TOOL_SCOPE_REMOVED",
+    ]
+
+
+def test_records_bound_to_a_claim_in_a_spec(library: Path) -> None:
+    """`bind` in a resource spec: callers lose the rows of others (breaking); dropping it widens
+    what every caller sees (a warning a reviewer must read)."""
+    server = library / "specs/library/server.yaml"
+    server.write_text(
+        "lynxc: 1\nserver:\n  name: library\n  version: 0.1.0\n  settings:\n"
+        "    keys_file: {type: string, default: keys.json, description: The API keys file.}\n"
+        "  auth: {scopes: [books:read], api_keys: {file: {setting: keys_file}}}\n"
+    )
+    books = library / "specs/library/books.yaml"
+    books.write_text(BOOKS)
+    before = diff(library, "specs", "specs")
+    assert before.stdout == "library: no changes\n", before.stderr
+    shutil.copytree(library / "specs", library / "bound")
+    (library / "bound/library/books.yaml").write_text(BOOKS + "  bind: {status: {from_claim: shelf}}\n")
+    bound = diff(library, "specs", "bound")
+    assert bound.returncode == 1
+    assert bound.stdout.splitlines()[1].strip() == "breaking RESOURCE_BIND_ADDED: added Resource books / bind"
+    unbound = diff(library, "bound", "specs", "--fail-on", "warning")
+    assert unbound.returncode == 1
+    assert "warning  RESOURCE_BIND_REMOVED: removed Resource books / bind" in unbound.stdout

@@ -251,3 +251,26 @@ def test_annotations_point_at_the_field_or_else_its_resource() -> None:
         "::error file=specs/peps/peps.yaml,line=3,col=1",
         "::notice file=specs/peps/peps.yaml,line=14,col=9",
     ]
+
+
+def test_records_bound_to_claims() -> None:
+    """Row-level security (issue 27): binding narrows what callers see, unbinding widens it."""
+    before, after = base(), base()
+    before[0]["bind"] = {"status": "status", "created": "since"}
+    after[0]["bind"] = {"status": "role", "number": "pep"}
+    (change,) = diff_resources(before, after)
+    finding = judge_resource(change)
+    assert (change.path_text, finding.rule_id, finding.level) == (
+        "Resource peps / bind",
+        "RESOURCE_BIND_ADDED",
+        "breaking",
+    )
+    assert finding.message == (
+        "binds 'number' to the caller's 'pep' claim: callers see only their own records; "
+        "binds 'status' to 'role' instead of 'status': the same caller sees other records; "
+        "no longer binds 'created' (was the caller's 'since' claim): every caller now sees records "
+        "it could not before"
+    )
+    del after[0]["bind"]
+    assert judged(before, after) == [("removed", "Resource peps / bind", "RESOURCE_BIND_REMOVED")]
+    assert judged(after, before) == [("added", "Resource peps / bind", "RESOURCE_BIND_ADDED")]

@@ -767,3 +767,158 @@ def test_a_schema_for_extra_keys_is_named_not_printed() -> None:
     (change,) = diff_tools([old], [new])
     found = judge(change, old, new)
     assert len(found.message) < 200, found.message
+
+
+# --- auth (issue 27) ----------------------------------------------------------------------------
+
+
+def authed(params: dict, required: list[str], auth: dict | None = None) -> dict:
+    """A tool as tools/list publishes it: identity-bound parameters out of its inputSchema, said
+    under `_meta` "lynxc/auth" with the scopes it requires."""
+    out: dict = {"name": "t", "inputSchema": {"type": "object", "properties": params}}
+    if required:
+        out["inputSchema"]["required"] = required
+    if auth is not None:
+        out["_meta"] = {"lynxc/auth": auth}
+    return out
+
+
+EMAIL = {"type": "string", "description": "The customer's email."}
+LIMIT = {"type": "integer", "default": 10}
+BOUND = {"customer_email": {"claim": "email", "type": "string"}}
+
+
+def findings_of(old: dict, new: dict, old_auth: dict | None = None, new_auth: dict | None = None) -> list:
+    base = ServerWire("s", [old], "a", auth=old_auth)
+    head = ServerWire("s", [new], "b", auth=new_auth)
+    return list(review_pair(base, head).findings)
+
+
+def test_a_parameter_bound_to_a_claim_is_one_finding_not_a_removal() -> None:
+    old = authed({"customer_email": EMAIL, "limit": LIMIT}, ["customer_email"])
+    new = authed({"limit": LIMIT}, [], {"claims": BOUND})
+    found = findings_of(old, new)
+    assert [(f.rule_id, f.change.path_text) for f in found] == [
+        ("PARAM_BOUND_TO_CLAIM", "Input schema / properties / customer_email"),
+        ("REQUIRED_CHANGED", "Input schema / required"),
+    ]
+    (bound, _) = found
+    assert bound.message == (
+        "'customer_email' now comes from the caller's 'email' claim; callers that send it are refused"
+    )
+    assert bound.level == "breaking"
+    # The `_meta` entry that binds it is said by that finding, not reported again.
+    assert [c.path_text for c in bound.folded] == ["Meta / lynxc/auth"]
+
+
+def test_scopes_and_a_binding_added_at_once_say_each_thing_once() -> None:
+    old = authed({"customer_email": EMAIL}, ["customer_email"])
+    new = authed({}, [], {"scopes": ["orders:read"], "claims": BOUND})
+    rules = {f.rule_id: f for f in findings_of(old, new)}
+    assert set(rules) == {"PARAM_BOUND_TO_CLAIM", "TOOL_SCOPE_ADDED", "REQUIRED_CHANGED"}
+    assert rules["TOOL_SCOPE_ADDED"].message == (
+        "scopes [] -> [\"orders:read\"]: callers without 'orders:read' are refused (403)"
+    )
+
+
+def test_a_new_parameter_bound_from_the_start_refuses_callers_without_the_claim() -> None:
+    old = authed({"limit": LIMIT}, [])
+    new = authed({"limit": LIMIT}, [], {"claims": BOUND})
+    (finding,) = findings_of(old, new)
+    assert finding.rule_id == "PARAM_BOUND_TO_CLAIM"
+    assert "new parameter filled from the caller's 'email' claim" in finding.message
+
+
+def test_an_unbound_parameter_is_judged_like_one_added() -> None:
+    old = authed({"limit": LIMIT}, [], {"claims": BOUND})
+    required = authed({"customer_email": EMAIL, "limit": LIMIT}, ["customer_email"])
+    optional = authed({"customer_email": EMAIL, "limit": LIMIT}, [])
+    assert {f.rule_id for f in findings_of(old, required)} == {
+        "PARAM_CLAIM_UNBOUND_REQUIRED",
+        "REQUIRED_CHANGED",
+    }
+    (finding,) = findings_of(old, optional)
+    assert (finding.rule_id, finding.level) == ("PARAM_CLAIM_UNBOUND", "warning")
+    # A bound parameter dropped altogether: nothing fails, but the tool may no longer filter.
+    (gone,) = findings_of(old, authed({"limit": LIMIT}, []))
+    assert gone.rule_id == "PARAM_CLAIM_UNBOUND" and "no longer a parameter" in gone.message
+
+
+def test_a_claim_of_another_type_is_a_changed_binding() -> None:
+    old = authed({}, [], {"claims": BOUND})
+    new = authed({}, [], {"claims": {"customer_email": {"claim": "email", "type": "integer"}}})
+    (finding,) = findings_of(old, new)
+    assert finding.rule_id == "PARAM_CLAIM_CHANGED"
+    assert "'email' (integer) claim instead of 'email'" in finding.message
+
+
+def test_scopes_reordered_or_replaced() -> None:
+    old = authed({}, [], {"scopes": ["a", "b"]})
+    (reordered,) = findings_of(old, authed({}, [], {"scopes": ["b", "a"]}))
+    assert reordered.rule_id == "META_CHANGED" and "who may call the tool is the same" in reordered.message
+    (replaced,) = findings_of(old, authed({}, [], {"scopes": ["a", "c"]}))
+    assert replaced.rule_id == "TOOL_SCOPE_ADDED"  # what a caller must newly hold weighs most
+
+
+KEYS = {"methods": ["api_keys"], "scopes_supported": ["orders:read"]}
+
+
+def test_server_auth_judged_by_who_loses_access() -> None:
+    tool_ = authed({}, [])
+    cases = [
+        (None, KEYS, "SERVER_AUTH_CHANGED"),
+        (KEYS, None, "SERVER_AUTH_REMOVED"),
+        ({**KEYS, "methods": ["oauth"]}, KEYS, "SERVER_AUTH_CHANGED"),
+        (KEYS, {**KEYS, "methods": ["oauth", "api_keys"]}, "SERVER_AUTH_METHOD_ADDED"),
+        (KEYS, {**KEYS, "scopes_supported": []}, "SERVER_SCOPES_CHANGED"),
+        (KEYS, {**KEYS, "issuer_hint": "x"}, "META_CHANGED"),
+    ]
+    for old, new, rule in cases:
+        (finding,) = findings_of(tool_, tool_, old, new)
+        assert finding.rule_id == rule, (old, new)
+        assert finding.change.server and finding.change.located.startswith("Server / auth")
+    assert findings_of(tool_, tool_, KEYS, dict(KEYS)) == []
+
+
+def test_a_server_on_one_side_only_has_no_auth_finding() -> None:
+    head = ServerWire("s", [authed({}, [])], "b", auth=KEYS)
+    assert {f.rule_id for f in review_pair(None, head).findings} == {"TOOL_ADDED"}
+
+
+def test_every_renderer_shows_server_changes() -> None:
+    tool_ = authed({}, [])
+    reviews = [
+        review_pair(ServerWire("s", [tool_], "a", auth=None), ServerWire("s", [tool_], "b", auth=KEYS)),
+    ]
+    text = render_text(reviews)
+    assert "breaking SERVER_AUTH_CHANGED: added Server / auth" in text
+    assert '+ {"methods": ["api_keys"], "scopes_supported": ["orders:read"]}' in text
+    (finding,) = json.loads(render_json(reviews))["servers"][0]["findings"]
+    assert (finding["scope"], finding["path"], finding["after"]) == ("server", "Server / auth", KEYS)
+    assert "tool" not in finding
+    assert render_github(reviews).startswith("::error title=lynxc SERVER_AUTH_CHANGED::added Server / auth: ")
+    markdown = render_markdown(reviews)
+    assert "- **breaking** `SERVER_AUTH_CHANGED` — added `Server / auth`: the server now" in markdown
+    scopes = [
+        review_pair(
+            ServerWire("s", [tool_], "a", auth=KEYS),
+            ServerWire("s", [tool_], "b", auth={**KEYS, "scopes_supported": []}),
+        )
+    ]
+    assert "| (server) | changed `Server / auth / scopes_supported` | `SERVER_SCOPES_CHANGED` |" in (
+        render_markdown(scopes)
+    )
+
+
+def test_saved_tools_lists_carry_the_server_auth(tmp_path: Path) -> None:
+    from lynxc.compiler.inputs import load_side
+
+    tools = [authed({}, [], {"scopes": ["orders:read"]})]
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps({"result": {"tools": tools, "_meta": {"lynxc/auth": KEYS}}}))
+    (server,) = load_side(str(saved), tmp_path).servers.values()
+    assert server.auth == KEYS
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"tools": tools}))
+    (server,) = load_side(str(bare), tmp_path).servers.values()
+    assert server.auth is None
