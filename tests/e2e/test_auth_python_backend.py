@@ -37,7 +37,8 @@ tools:
       behaviour: Read-only; the team comes from the caller's identity, never from the arguments.
       returns: greeting, team, subject (who the caller is), method (how they were verified) and scopes.
     parameters:
-      greeting: {type: string, default: hello, maxLength: 20, description: "The word to greet with, e.g. `hi`."}
+      greeting:
+        {type: string, default: hello, maxLength: 20, description: "The word to greet with, e.g. `hi`."}
       team: {type: string, from_claim: team, description: "The caller's team, from their identity."}
     output:
       type: object
