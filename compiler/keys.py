@@ -28,7 +28,12 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 # scope into two in a token's `scope` claim, so a key could never be matched against it.
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 # The key's subject is its name (what an audit line names); a `sub` claim would contradict it.
-_RESERVED_CLAIMS = {"sub": "a key's subject is its NAME"}
+_RESERVED_CLAIMS = {
+    "sub": "a key's subject is its NAME",
+    # A key's scopes are its --scope options; a claim of this name would grant nothing.
+    "scope": "a key's scopes are given with --scope",
+    "scp": "a key's scopes are given with --scope",
+}
 
 
 class KeysUsageError(Exception):

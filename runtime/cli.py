@@ -123,6 +123,9 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
 
         authenticator, auth_problems = authenticator_for(definition.auth, settings, os.getcwd())
         problems += auth_problems
+    audit_log = _audit_target(args.audit_log, definition)
+    if audit_log not in (None, "-"):
+        problems += _audit_problems(audit_log)
     if not problems:  # e.g. one login to a Postgres database: a refused one is a start-up problem
         problems += serving_checks(definition, settings, _note)
     if problems:
@@ -147,9 +150,18 @@ def run_serve(definition: ServerDefinition, args: argparse.Namespace) -> int:
             allowed_hosts=tuple(args.allowed_hosts),
         ),
         authenticator=authenticator,
-        audit_log=_audit_target(args.audit_log, definition),
+        audit_log=audit_log,
     )
     return 0
+
+
+def _audit_problems(path: str) -> list[str]:
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as error:
+        return [f"--audit-log {path}: cannot be opened for appending ({error.strerror})"]
+    os.close(descriptor)
+    return []
 
 
 def _audit_target(flag: str | None, definition: ServerDefinition) -> str | None:

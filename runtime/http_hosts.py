@@ -75,7 +75,7 @@ def allowed_origins(names: list[str]) -> list[str]:
     return [f"{scheme}://{pattern}" for pattern in allowed_hosts(names) for scheme in ("http", "https")]
 
 
-def exposure_warning(bind: str, names: list[str]) -> str | None:
+def exposure_warning(bind: str, names: list[str], authenticated: bool = False) -> str | None:
     """What an operator must know when the server is reachable from other machines, or None."""
     if is_loopback(bind):
         return None
@@ -84,6 +84,12 @@ def exposure_warning(bind: str, names: list[str]) -> str | None:
         if is_wildcard(bind)
         else f"--host {bind} is not a loopback address"
     )
+    if authenticated:
+        return (
+            f"warning: {where}, in plain HTTP: callers' access tokens and API keys cross the network "
+            "unencrypted unless TLS ends in front of this port (a reverse proxy); the server's resource "
+            "URI should then be the https address clients use."
+        )
     return (
         f"warning: {where}: other machines that can reach it can call this server's tools, with no "
         f"authentication. DNS-rebinding protection stays on: only requests whose Host header names "

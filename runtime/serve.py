@@ -89,7 +89,7 @@ def _serve_http(server: Any, host: str, port: int, options: HttpOptions, caller_
         max_sessions_per_client=options.max_sessions_per_client,
         caller_auth=caller_auth,
     )
-    warning = exposure_warning(host, names)
+    warning = exposure_warning(host, names, authenticated=caller_auth is not None)
     if warning:
         print(f"lynxc: {warning}", file=sys.stderr, flush=True)
     print(f"lynxc: serving {server.name} on http://{_url_host(host)}:{port}/mcp", file=sys.stderr, flush=True)

@@ -27,12 +27,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from mcp.server.auth.provider import AccessToken
+from typing import TYPE_CHECKING, Any
 
 from .caller import Caller, frozen_claims
 from .refusals import AuthRefused
+
+if TYPE_CHECKING:  # `lynxc keys` reads and writes keys without loading the MCP SDK
+    from mcp.server.auth.provider import AccessToken
 
 KEY_PREFIX = "lynxc_"
 _KEY_BYTES = 32  # 256 bits

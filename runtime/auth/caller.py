@@ -6,9 +6,10 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from mcp.server.auth.provider import AccessToken
+if TYPE_CHECKING:  # the MCP SDK loads only where a token is handed to it
+    from mcp.server.auth.provider import AccessToken
 
 AuthMethod = Literal["oauth", "api_key", "local"]
 
@@ -44,6 +45,8 @@ class Caller:
 
     def access_token(self, token: str, resource: str | None) -> AccessToken:
         """The MCP SDK's view of the same caller (its `TokenVerifier` protocol returns one)."""
+        from mcp.server.auth.provider import AccessToken
+
         return AccessToken(
             token=token,
             client_id=self.client_id or self.subject,

@@ -95,9 +95,10 @@ def test_a_second_key_is_added_beside_the_first_and_a_name_is_used_once(lynxc: L
         (["k", "--claim", "=ops"], 2, "--claim takes K=V, got '=ops'"),
         (["k", "--claim", "team=a", "--claim", "team=b"], 2, "--claim team given twice"),
         (["k", "--claim", "sub=alice"], 2, "--claim sub: not allowed (a key's subject is its NAME)"),
+        (["k", "--claim", "scope=admin"], 2, "--claim scope: not allowed (a key's scopes are given"),
     ],
     ids=["name", "scope-space", "scope-empty", "scope-quote", "claim-no-equals", "claim-no-name",
-         "claim-twice", "claim-sub"],
+         "claim-twice", "claim-sub", "claim-scope"],
 )  # fmt: skip
 def test_bad_arguments_are_one_line_and_write_nothing(
     lynxc: Lynxc, tmp_path: Path, argv: list[str], status: int, said: str
