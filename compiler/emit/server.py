@@ -142,6 +142,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["py"] = _python_literal
     env.filters["cell"] = _table_cell
+    env.filters["schema_type"] = schema_type
     env.filters["json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
     return env
 
