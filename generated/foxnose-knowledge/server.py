@@ -62,8 +62,8 @@ SERVER = ServerDefinition(
         ),
     ),
     files_sha256={
-        'models/describe_resource.py': 'c94891ed0b7186b74d66dbdc10d927da1f952fdc2b67dac972579ef6e10072f6',
-        'models/discover_resources.py': 'cf215b16c0043db6977b7a319204729d695b55379cc08b8ccac38b261ba95c17',
+        'models/describe_resource.py': '7c6e802e74b7d8926394a1c19de3b38ffc0ecbd4e9d089c5e3fa9ef5df88a60c',
+        'models/discover_resources.py': '27360fad00bcefa2e14db52e8969ba50fe1918fd4b4684ab40084e3d438df51b',
         'models/get_record.py': '17cadce164d278597dfa3bff375eca30263631d7e060959fa58d800f9a9948a3',
         'models/query_records.py': '365c8fb8b2ad3d5d1f2bca74eb26393bfdb80468ff138ffa291ca11e18e76daa',
         'models/records_countries.py': '2fdeaec3643731b10d6cb15617e4c397d1d42974bbf9488f9a1d2be8bd9f5dd0',
@@ -71,7 +71,7 @@ SERVER = ServerDefinition(
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
         'models/search_records.py': 'bc923a821ce57dbd5019dd2807417e69554dc77137602941ed24033eca1b0d05',
         'resources.json': 'e4393a32078758a2f5cf5ad5295e7fe61f9cace6d195503ccf0248b6d2582b31',
-        'tools.json': '99a14a3b388a2f43fa57b27deb97427449999e42dea4795876573065cb7ac370',
+        'tools.json': '763dc6373ecf8aabffbe49926d091e84a4a3debd1ad7445c6733afd6141b0292',
     },
     resources='resources.json',
 )

@@ -383,6 +383,9 @@ def test_search_records_returns_exactly_the_seeds_output_schema() -> None:
     assert "relevance" not in got["properties"]["_sys"]["properties"]
 
 
+VISIBLE_RECORDS = "Present when the resource shows each caller only their own records: which ones."
+
+
 def test_outputs_of_discover_and_describe_carry_the_contract_fields() -> None:
     tools = tools_by_name(compiled())
     entry = tools["discover_resources"]["outputSchema"]["properties"]["resources"]["items"]
@@ -397,7 +400,13 @@ def test_outputs_of_discover_and_describe_carry_the_contract_fields() -> None:
         "nested",
         "key",
     ]
+    # visible_records: only on a resource that shows each caller their own records (bind:)
+    assert entry["properties"]["visible_records"] == {"type": "string", "description": VISIBLE_RECORDS}
     described = tools["describe_resource"]["outputSchema"]
+    assert described["properties"].pop("visible_records") == {
+        "type": "string",
+        "description": VISIBLE_RECORDS,
+    }
     assert (
         described["required"]
         == list(described["properties"])

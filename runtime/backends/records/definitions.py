@@ -21,8 +21,9 @@ The file's shape (format 1):
       "sort": [{"field": "created", "descending": true}],   # default order; key breaks ties
       "max_text_chars": 2000,                # or null: no limit
       "schema": {...},                       # JSON Schema of one record (describe_resource)
-      "model": "records_sections"            # models/<model>.py, class `Record`
-    }
+      "model": "records_sections",           # models/<model>.py, class `Record`
+      "bind": {"customer_email": "email"}    # optional: callers see only records whose field
+    }                                        # equals that claim of theirs (binding.py)
     FIELD = {"name": "title", "type": "string", "required": true, "description": "..." | null,
              "values": [...] | null,         # enum
              "to": "peps" | null,            # reference
@@ -105,6 +106,14 @@ class SortKey:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """A top-level field every read of the resource must find equal to the caller's `claim`."""
+
+    field: str
+    claim: str
+
+
+@dataclass(frozen=True)
 class Resource:
     name: str
     id: str
@@ -120,6 +129,7 @@ class Resource:
     max_text_chars: int | None
     schema: Mapping[str, Any]
     model: str
+    bind: tuple[Bound, ...] = ()
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -197,6 +207,7 @@ def _resource(raw: Mapping[str, Any]) -> Resource:
         max_text_chars=raw.get("max_text_chars"),
         schema=raw["schema"],
         model=raw["model"],
+        bind=tuple(Bound(name, claim) for name, claim in (raw.get("bind") or {}).items()),
     )
 
 

@@ -106,18 +106,24 @@ def _duckdb() -> Any:
 
 
 async def rows_by_key(
-    table: Any, keys: Sequence[str], columns: Sequence[str] = ROW_COLUMNS
+    table: Any, keys: Sequence[str], columns: Sequence[str] = ROW_COLUMNS, extra: Sequence[str] = ()
 ) -> dict[str, dict]:
-    """The rows of `keys` (those that exist), one query."""
+    """The rows of `keys` (those that exist and meet the `extra` SQL conditions), one query."""
     if not keys:
         return {}
-    where = f"_key IN ({', '.join(sql_string(k) for k in keys)})"
-    rows = await table.query().where(where).select(list(columns)).to_list()
+    clauses = [f"_key IN ({', '.join(sql_string(k) for k in keys)})", *extra]
+    rows = await table.query().where(_all(clauses)).select(list(columns)).to_list()
     return {row["_key"]: row for row in rows}
 
 
 async def record_row(table: Any, key: str, extra: Sequence[str] = ()) -> dict[str, Any] | None:
-    """The row of one record, or None; `extra`: further SQL conditions it must meet (parents)."""
+    """The row of one record, or None; `extra`: further SQL conditions it must meet (parents,
+    the caller's binding): a record that misses them is not there."""
     clauses = [f"_key = {sql_string(key)}", *extra]
-    rows = await table.query().where(" AND ".join(f"({c})" for c in clauses)).select(ROW_COLUMNS).to_list()
+    rows = await table.query().where(_all(clauses)).select(ROW_COLUMNS).to_list()
     return rows[0] if rows else None
+
+
+def _all(clauses: Sequence[str]) -> str:
+    """Each clause in parentheses, so none can widen another (an OR inside stays inside)."""
+    return " AND ".join(f"({c})" for c in clauses)

@@ -17,6 +17,7 @@ from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
+from .binding import Visibility, visibility, visible_records
 from .cursors import Position, decode_cursor, encode_cursor, query_hash
 from .definitions import Resource, Resources, parse_resources
 from .filters import (
@@ -181,24 +182,45 @@ def _limit(params: Any, ctx: ToolContext) -> int:
 @backend(params=set(), settings=SETTINGS)
 async def discover_resources(params: Any, ctx: ToolContext) -> dict[str, Any]:
     resources = server_resources(ctx)
-    current = _current(_store(ctx))
+    store = _store(ctx)
+    current = _current(store)
     out = []
     for resource in resources.items:
         state = current.resources.get(resource.name)
-        out.append(
-            {
-                "resource_id": resource.id,
-                "title": resource.title,
-                "description": resource.description,
-                "capabilities": list(resource.capabilities),
-                "record_count": state.records if state else 0,
-                "locales": list(state.locales) if state else [],
-                "parents": [p.placeholder for p in resource.parents],
-                "nested": [r.id for r in resources.nested_under(resource.name)],
-                "key": resource.key,
-            }
-        )
+        entry = {
+            "resource_id": resource.id,
+            "title": resource.title,
+            "description": resource.description,
+            "capabilities": list(resource.capabilities),
+            "record_count": await _record_count(ctx, store, resource, state),
+            "locales": list(state.locales) if state else [],
+            "parents": [p.placeholder for p in resource.parents],
+            "nested": [r.id for r in resources.nested_under(resource.name)],
+            "key": resource.key,
+        }
+        out.append(_with_visibility(entry, resource))
     return {"resources": out}
+
+
+async def _record_count(ctx: ToolContext, store: RecordStore, resource: Resource, state: Any) -> int:
+    """How many records the caller can read: the pointer's count, or for a bound resource the
+    caller's own (counted in the store; 0 for a caller who cannot be bound, whom every read of
+    it refuses), so a total never tells one caller how many records the others have."""
+    if state is None:
+        return 0
+    if not resource.bind:
+        return state.records
+    try:
+        clauses = visibility(resource, ctx.caller).clauses
+    except ToolError:
+        return 0
+    table = await _open(store, state.table, state.version, False)
+    return await table.count_rows(where_sql([], clauses))
+
+
+def _with_visibility(entry: dict[str, Any], resource: Resource) -> dict[str, Any]:
+    note = visible_records(resource)
+    return entry if note is None else {**entry, "visible_records": note}
 
 
 # --- describe_resource --------------------------------------------------------------------------
@@ -208,12 +230,17 @@ async def discover_resources(params: Any, ctx: ToolContext) -> dict[str, Any]:
 async def describe_resource(params: Any, ctx: ToolContext) -> dict[str, Any]:
     resources = server_resources(ctx)
     resource, _ = resolve_resource(resources, params.resource_id, None)
-    state = _current(_store(ctx)).resources.get(resource.name)
-    return describe(resources, resource, state)
+    store = _store(ctx)
+    state = _current(store).resources.get(resource.name)
+    record_count = await _record_count(ctx, store, resource, state)
+    return _with_visibility(describe(resources, resource, state, record_count), resource)
 
 
-def describe(resources: Resources, resource: Resource, state: ResourceState | None) -> dict[str, Any]:
-    """describe_resource's answer for `resource` (`state`: its pointer entry, None if not loaded)."""
+def describe(
+    resources: Resources, resource: Resource, state: ResourceState | None, record_count: int
+) -> dict[str, Any]:
+    """describe_resource's answer for `resource` (`state`: its pointer entry, None if not loaded;
+    `record_count`: how many records the caller can read)."""
     fields = []
     for path in resource.stored_paths():
         entry: dict[str, Any] = {
@@ -251,7 +278,7 @@ def describe(resources: Resources, resource: Resource, state: ResourceState | No
             {"field": s.field, "order": "desc" if s.descending else "asc"} for s in resource.sort
         ],
         "max_text_chars": resource.max_text_chars,
-        "record_count": state.records if state else 0,
+        "record_count": record_count,
     }
 
 
@@ -269,12 +296,19 @@ class _List:
             self.resources, params.resource_id, _optional(params, "parents")
         )
         _require(self.resource, capability, tool)
+        # Before anything is read: a caller who cannot be bound to the resource is refused here.
+        self.visible = visibility(self.resource, ctx.caller)
         conditions = parse_filters(self.resources, self.resource, params.filters)
-        self.where = where_sql(conditions, parent_clauses(self.resources, self.resource, self.parents))
+        self.where = where_sql(
+            conditions,
+            [*self.visible.clauses, *parent_clauses(self.resources, self.resource, self.parents)],
+        )
         self.populate = populate_paths(self.resource, _optional(params, "populate"))
         self.limit = _limit(params, ctx)
         arguments = _arguments(params)
         arguments.update(tool=tool, resource_id=self.resource.id, parents=self.parents)
+        if self.visible.identity:  # a cursor pages on only for the caller it was issued to
+            arguments["visible"] = self.visible.identity
         self.hash = query_hash(arguments)
         self.cursor = params.cursor
         self.shaping = Shaping(self.resource.max_text_chars, _locales(params))
@@ -318,19 +352,21 @@ class _List:
         return result
 
     async def _fetch(self, target: Resource, keys: list[str]) -> dict[str, Any]:
-        return await fetch_records(self.store, target, keys)
+        return await fetch_records(self.store, target, keys, visibility(target, self.ctx.caller))
 
 
-async def fetch_records(store: RecordStore, target: Resource, keys: list[str]) -> dict[str, Any]:
-    """The data of the records of `target` with these keys, in one lookup on its pointed table
-    (none when it was never loaded)."""
+async def fetch_records(
+    store: RecordStore, target: Resource, keys: list[str], visible: Visibility
+) -> dict[str, Any]:
+    """The data of the records of `target` with these keys that the caller may see (`visible`),
+    in one lookup on its pointed table (none when it was never loaded)."""
     from .query import rows_by_key
 
     state = _current(store).resources.get(target.name)
     if state is None:
         return {}
     table = await _open(store, state.table, state.version, False)
-    rows = await rows_by_key(table, keys, ["_key", "_data"])
+    rows = await rows_by_key(table, keys, ["_key", "_data"], visible.clauses)
     return {key: json.loads(row["_data"]) for key, row in rows.items()}
 
 
@@ -365,7 +401,7 @@ async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     )
     keys, has_more = ranking.page(position.offset, listing.limit)
     columns = ROW_COLUMNS + (["_vector"] if vector is not None else [])
-    found = await rows_by_key(table, keys, columns)
+    found = await rows_by_key(table, keys, columns, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
     result = await listing.answer(
         position, rows, has_more, lambda row: relevance(ranking, row["_key"], row.get("_vector"), vector)
@@ -398,7 +434,7 @@ async def query_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     keys = await ctx.run_sync(order_keys, records, order, position.offset, listing.limit + 1)
     has_more = len(keys) > listing.limit
     keys = keys[: listing.limit]
-    found = await rows_by_key(table, keys, ROW_COLUMNS)
+    found = await rows_by_key(table, keys, ROW_COLUMNS, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
     return await listing.answer(position, rows, has_more, lambda row: None)
 
@@ -417,14 +453,15 @@ async def get_record(params: Any, ctx: ToolContext) -> dict[str, Any]:
     resources = server_resources(ctx)
     resource, parents = resolve_resource(resources, params.resource_id, _optional(params, "parents"))
     _require(resource, "get_one", "get_record")
-    clauses = parent_clauses(resources, resource, parents)
+    visible = visibility(resource, ctx.caller)  # before anything is read
+    clauses = [*visible.clauses, *parent_clauses(resources, resource, parents)]
     paths = populate_paths(resource, _optional(params, "populate"))
     key = str(parse_key(resource, params.record_id, "record_id"))
     store = _store(ctx)
     state = _state(ctx, store, resource)
     table = await _open(store, state.table, state.version, False)
     row = await record_row(table, key, clauses)
-    if row is None:
+    if row is None:  # another caller's record answers exactly as a missing one
         under = f" under {parents}" if parents else ""
         raise ToolError(f"record_id: {resource.id!r} has no record {params.record_id!r}{under}")
     shaping = Shaping(None, _locales(params))
@@ -432,7 +469,7 @@ async def get_record(params: Any, ctx: ToolContext) -> dict[str, Any]:
     shaped: Shaped = shape_data(resource.fields, data, shaping)
 
     async def fetch(target: Resource, keys: list[str]) -> dict[str, Any]:
-        return await fetch_records(store, target, keys)
+        return await fetch_records(store, target, keys, visibility(target, ctx.caller))
 
     await populate(resources, [data], [shaped.cuts], paths, shaping, fetch)
     return item(row, shaped, None, listed=False)

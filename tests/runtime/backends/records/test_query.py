@@ -263,9 +263,9 @@ def test_populate_is_one_lookup_per_field(store: Path, monkeypatch: pytest.Monke
     calls: list[tuple[str, int]] = []
     real = tools.fetch_records
 
-    async def counting(store_: Any, target: Any, keys: list[str]) -> Any:
+    async def counting(store_: Any, target: Any, keys: list[str], visible: Any) -> Any:
         calls.append((target.name, len(keys)))
-        return await real(store_, target, keys)
+        return await real(store_, target, keys, visible)
 
     monkeypatch.setattr(tools, "fetch_records", counting)
     result = call(tools.query_records, store, populate=["author", "friends"], limit=100)
