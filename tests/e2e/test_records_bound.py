@@ -258,3 +258,35 @@ async def test_a_caller_who_cannot_be_bound_is_refused(
         assert "T-" not in answer.replace(sorted(OWN[ALICE])[0], ""), answer  # no record in the answer
     counts = {entry["resource_id"]: entry["record_count"] for entry in discovered["resources"]}
     assert counts == {"tickets": 0, "notes": len(NOTES)}
+
+
+def test_over_http_each_api_key_sees_its_own_tickets(
+    desk: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The same desk, declaring API keys instead of stdio only, served over HTTP: each caller's
+    key carries their email claim, and search and query find only their tickets."""
+    from lynxc.runtime.auth.api_keys import add_key
+    from lynxc.runtime.definition import load_definition
+    from tests.e2e.test_auth_http import call_message, open_session, post, result_of
+    from tests.fixtures.mcp_http import serving_generated
+
+    project = tmp_path / "desk-http"
+    (project / "specs").mkdir(parents=True)
+    spec = SPEC.replace("  transports: [stdio]\n", "  auth:\n    api_keys: {file: {setting: keys_file}}\n")
+    (project / "specs" / "desk.yaml").write_text(spec)
+    built = lynxc(project, "build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    keys = tmp_path / "keys.json"
+    made = {who: add_key(keys, who.split("@")[0], [], {"email": who}) for who in (ALICE, BOB)}
+    settings = {**desk[1], "keys_file": str(keys)}  # the store the stdio desk loaded: same tables
+    definition = load_definition(project / "generated" / "desk")
+    with serving_generated("desk", lambda base: settings, definition=definition) as served:
+        for who, key in made.items():
+            session = open_session(served, key)
+            for tool, arguments in (
+                ("query_records", {"resource_id": "tickets", "limit": 50}),
+                ("search_records", {"resource_id": "tickets", "query": "printer jams", "limit": 50}),
+            ):
+                result = result_of(post(served, call_message(tool, arguments), key, session))
+                assert not result["isError"], result
+                assert {item["id"] for item in result["structuredContent"]["items"]} == OWN[who], (who, tool)
