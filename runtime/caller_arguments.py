@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .auth.caller import Caller
+from .wire_values import json_kind
 
 AUTH_META_KEY = "lynxc/auth"  # the compiler writes it (compiler/ir.py): the same key
 CALLER_CLAIMS_SETTING = "caller_claims"  # stdio's caller claims (compiler/lower/auth.py)
@@ -76,24 +77,12 @@ def bind_claims(
             raise BindingRefused(f"the caller has no {param.claim!r} claim, which {param.name!r} needs")
         value = caller.claims[param.claim]
         if not _JSON_TYPE_CHECKS[param.type](value):
-            kind = _json_type(value)
+            kind = json_kind(value)
             raise BindingRefused(
                 f"the caller's {param.claim!r} claim is {kind}, and {param.name!r} needs a {param.type}"
             )
         bound[param.name] = value
     return bound
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def local_caller(settings: Mapping[str, Any]) -> Caller | None:

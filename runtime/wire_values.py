@@ -92,6 +92,22 @@ def encode_json(value: Any) -> bytes:
         raise error from None
 
 
+def json_kind(value: Any) -> str:
+    """What kind of JSON value `value` is, for a message: `a string`, `an integer`, `a boolean
+    (true)`, `null`... (a bool is never a number here, as in JSON)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list | tuple) else "an object"
+
+
 def json_size(value: Any) -> int:
     """UTF-8 bytes of `value` as compact JSON: the measure output caps are enforced in."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())

@@ -345,7 +345,7 @@ def test_an_identity_bound_parameter_sent_by_the_caller_is_refused(
 
 @pytest.mark.parametrize(
     ("key", "problem"),
-    [("no-email", "the caller has no 'email' claim"), ("number-email", "claim is a number")],
+    [("no-email", "the caller has no 'email' claim"), ("number-email", "claim is an integer")],
 )
 def test_a_missing_or_mistyped_claim_refuses_the_call(
     desk: ServedHttp, keys: tuple[Path, dict[str, str]], key: str, problem: str

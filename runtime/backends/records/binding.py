@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.errors import ToolError
+from lynxc.runtime.wire_values import json_kind
 
 from .definitions import Bound, Resource
 from .filters import INT64_MAX, INT64_MIN, Condition, condition_sql, stored_paths
@@ -94,7 +95,7 @@ def _claim(
     value = caller.claims[bound.claim]
     if not _fits(value, field_type, values):
         raise ToolError(
-            f"{who}, and the caller's {bound.claim!r} claim is {_kind(value)}, which the {field_type} "
+            f"{who}, and the caller's {bound.claim!r} claim is {json_kind(value)}, which the {field_type} "
             f"field {bound.field} never holds"
         )
     return value
@@ -116,19 +117,3 @@ def _fits(value: Any, field_type: str, values: tuple[Any, ...] | None) -> bool:
             value == v and not isinstance(v, bool) for v in values or ()
         )
     return False  # boolean fields take only bools (above); other types cannot be bound
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "an array"
-    return "an object"

@@ -31,6 +31,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import IO, Any
 
+from lynxc.runtime.wire_values import json_kind
+
 from .definitions import Field, Resource
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one record's JSON line (and one CSV cell)
@@ -143,19 +145,7 @@ def _jsonl_rows(handle: IO[bytes]) -> Iterator[Row]:
 def _object(value: Any) -> dict[str, Any] | BadRow:
     if isinstance(value, dict):
         return value
-    return BadRow(f"not a JSON object but {_json_kind(value)}")
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+    return BadRow(f"not a JSON object but {json_kind(value)}")
 
 
 class _Text:

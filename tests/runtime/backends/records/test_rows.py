@@ -84,7 +84,7 @@ def test_json_array_and_object_with_one_list(tmp_path: Path) -> None:
     assert read(array) == [
         (2, {"id": 1}),
         (3, {"id": 2, "label": "x"}),
-        (4, BadRow("not a JSON object but a number")),
+        (4, BadRow("not a JSON object but an integer")),
     ]
     wrapped = tmp_path / "w.json"
     wrapped.write_text('{"version": 3, "meta": {"a": [1]},\n "items": [{"id": 1},\n {"id": 2}], "n": null}')
