@@ -10,14 +10,14 @@ claim of the wrong type are refused before anything is read."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from tests.conftest import LYNXC, settings_args, stdio_client
+from tests.conftest import settings_args, stdio_client
+from tests.e2e.test_records_catalogue import lynxc
 
 pytestmark = pytest.mark.anyio
 
@@ -70,12 +70,6 @@ TICKETS = [
 OWN = {who: {t["id"] for t in TICKETS if t["customer_email"] == who} for who in (ALICE, BOB, CAROL)}
 BOBS_TICKET = sorted(OWN[BOB])[0]
 NOTES = [{"note_id": "N-1", "ticket": BOBS_TICKET, "text": "Bob's printer is an old model."}]
-
-
-def lynxc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [LYNXC, "--project", str(project), *args], capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.fixture(scope="module")
