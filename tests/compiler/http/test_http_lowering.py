@@ -121,28 +121,47 @@ def test_body_fields_a_whole_body_and_text_answers(tmp_path: Path) -> None:
     assert replace_pet.output_schema["required"] == ["text", "content_type"]  # implied for text
 
 
-@pytest.mark.parametrize(
-    ("tools", "expected"),
-    [
-        (
-            GET_PET.replace("path: /pets/{petId}", "path: /pets/{petID}"),
-            ["HTTP_PARAM_UNKNOWN", "HTTP_PARAM_UNPLACED"],
-        ),
-        (GET_PET.replace("query: {fields: fields}", "query: {fields: fields, id: petId}"), ["HTTP_PARAM_PLACED_TWICE"]),
-        (GET_PET.replace("headers: {X-Trace-Id: trace_id}", "headers: {X-Trace-Id: fields}"), ["HTTP_PARAM_PLACED_TWICE", "HTTP_PARAM_UNPLACED"]),
-        (GET_PET.replace("petId: {type: integer, required: true", "petId: {type: integer"), ["HTTP_PATH_PARAM_INVALID"]),
-        (GET_PET.replace("path: /pets/{petId}", "path: pets/{petId}?x=1"), ["HTTP_PATH_INVALID"]),
-        (GET_PET.replace("headers: {X-Trace-Id: trace_id}", "headers: {'X Trace': trace_id}"), ["HTTP_HEADER_INVALID"]),
-        (GET_PET.replace("result: /data", "result: data"), ["HTTP_RESULT_INVALID"]),
-        (GET_PET.replace("result: /data", "body: {x: trace_id}"), ["HTTP_BODY_NOT_ALLOWED"]),
-        (GET_PET.replace("    output: {type: object, properties: {id: {type: integer}, name: {type: string}}}\n", ""), ["HTTP_OUTPUT_REQUIRED"]),
-        (GET_PET.replace("      trace_id: {type: string", "      trace_id: {type: object"), ["HTTP_LOCATION_TYPE"]),
-    ],
-    ids=["placeholder-typo", "placed-twice", "header-twice", "path-optional", "path-query", "header-name",
-         "pointer", "get-body", "no-output", "header-object"],
-)  # fmt: skip
-def test_wrong_requests_are_reported(tmp_path: Path, tools: str, expected: list[str]) -> None:
-    result = build(tmp_path, tools)
+OUTPUT_LINE = "    output: {type: object, properties: {id: {type: integer}, name: {type: string}}}\n"
+# (what to change in GET_PET, into what, the rules the build then reports)
+WRONG_REQUESTS = {
+    "placeholder-typo": ("/pets/{petId}", "/pets/{petID}", ["HTTP_PARAM_UNKNOWN", "HTTP_PARAM_UNPLACED"]),
+    "placed-twice": (
+        "query: {fields: fields}",
+        "query: {fields: fields, id: petId}",
+        ["HTTP_PARAM_PLACED_TWICE"],
+    ),
+    "header-twice": (
+        "headers: {X-Trace-Id: trace_id}",
+        "headers: {X-Trace-Id: fields}",
+        ["HTTP_PARAM_PLACED_TWICE", "HTTP_PARAM_UNPLACED"],
+    ),
+    "path-optional": (
+        "petId: {type: integer, required: true",
+        "petId: {type: integer",
+        ["HTTP_PATH_PARAM_INVALID"],
+    ),
+    "path-query": ("path: /pets/{petId}", "path: pets/{petId}?x=1", ["HTTP_PATH_INVALID"]),
+    "header-name": (
+        "headers: {X-Trace-Id: trace_id}",
+        "headers: {'X Trace': trace_id}",
+        ["HTTP_HEADER_INVALID"],
+    ),
+    "pointer": ("result: /data", "result: data", ["HTTP_RESULT_INVALID"]),
+    "get-body": ("result: /data", "body: {x: trace_id}", ["HTTP_BODY_NOT_ALLOWED"]),
+    "no-output": (OUTPUT_LINE, "", ["HTTP_OUTPUT_REQUIRED"]),
+    "header-object": (
+        "      trace_id: {type: string",
+        "      trace_id: {type: object",
+        ["HTTP_LOCATION_TYPE"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", WRONG_REQUESTS)
+def test_wrong_requests_are_reported(tmp_path: Path, case: str) -> None:
+    old, new, expected = WRONG_REQUESTS[case]
+    assert old in GET_PET
+    result = build(tmp_path, GET_PET.replace(old, new))
     assert result.value is None
     assert sorted({d.rule_id for d in result.diagnostics}) == sorted(expected), messages(result)
 
