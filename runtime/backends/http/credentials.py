@@ -38,10 +38,27 @@ class Credentials:
 
 
 def secret_values(auth: Auth | None, settings: Mapping[str, Any]) -> list[str]:
-    """The values of the call's secret settings, to mask wherever an answer is quoted."""
+    """The values of the call's secret settings, and the forms they travel in (base64 of a basic
+    pair, a URL-encoded key), to mask wherever an answer is quoted: an API that echoes the
+    Authorization header it refused would otherwise show the password in base64."""
     if auth is None:
         return []
-    return [str(settings[name]) for name in auth.secret_settings() if settings.get(name)]
+    values = {name: str(settings[name]) for name in auth.secret_settings() if settings.get(name)}
+    secrets = list(values.values()) + [quote(value, safe="") for value in values.values()]
+    if auth.kind == "basic" and auth.username in values and auth.password in values:
+        secrets.append(basic_pair(values[auth.username], values[auth.password]))
+    if auth.kind == "oauth2_client_credentials" and auth.client_id in values and auth.client_secret in values:
+        secrets.append(client_pair(values[auth.client_id], values[auth.client_secret]))
+    return secrets
+
+
+def basic_pair(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def client_pair(client_id: str, client_secret: str) -> str:
+    """client_secret_basic (RFC 6749 2.3.1): each part form-encoded before base64."""
+    return basic_pair(quote(client_id, safe=""), quote(client_secret, safe=""))
 
 
 def setting_value(settings: Mapping[str, Any], name: str, what: str, shown: str) -> str:
@@ -63,8 +80,7 @@ def static_credentials(auth: Auth, settings: Mapping[str, Any], shown: str) -> C
     if auth.kind == "basic":
         user = setting_value(settings, auth.username or "", "a user name", shown)
         password = setting_value(settings, auth.password or "", "a password", shown)
-        pair = base64.b64encode(f"{user}:{password}".encode()).decode()
-        return Credentials(headers=(("Authorization", f"Basic {pair}"),))
+        return Credentials(headers=(("Authorization", f"Basic {basic_pair(user, password)}"),))
     raise ToolError(f"{shown}: credential kind {auth.kind!r} is not one this runtime sends")
 
 
@@ -124,8 +140,7 @@ class TokenCache:
         cap: int,
     ) -> tuple[str, float]:
         self.fetches += 1
-        # client_secret_basic (RFC 6749 2.3.1): each part form-encoded before base64.
-        pair = base64.b64encode(f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}".encode())
+        pair = client_pair(client_id, client_secret)
         form = {"grant_type": "client_credentials"}
         if auth.scopes:
             form["scope"] = " ".join(auth.scopes)
@@ -134,7 +149,7 @@ class TokenCache:
             url,
             content=urlencode(form).encode(),
             headers={
-                "Authorization": f"Basic {pair.decode()}",
+                "Authorization": f"Basic {pair}",
                 "Content-Type": "application/x-www-form-urlencoded",
                 "Accept": "application/json",
             },
@@ -145,7 +160,7 @@ class TokenCache:
         except httpx.HTTPError as err:
             raise ToolError(f"{where} could not be reached: {type(err).__name__}") from None
         body = await read_capped(response, min(cap, TOKEN_RESPONSE_CAP), shown, "token endpoint's answer")
-        secrets = [client_id, client_secret]
+        secrets = [client_id, client_secret, pair, quote(client_secret, safe="")]
         if not response.is_success:
             raise ToolError(
                 f"{where} answered {response.status_code} {response.reason_phrase}: {excerpt(body, secrets)}"

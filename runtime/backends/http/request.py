@@ -117,7 +117,7 @@ def check_base_url(base_url: str, where: str) -> None:
     (a URL may carry credentials)."""
     try:
         parts = urlsplit(base_url)
-        absolute = parts.scheme in ("http", "https") and bool(parts.hostname)
+        absolute = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
     except ValueError:  # e.g. a bad port
         absolute = False
     if not absolute:
