@@ -8,6 +8,7 @@ belong to the loop that opened them, and a process may run one loop after anothe
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,9 @@ def pool_for(definition: Any) -> ServerPool:
     pools = _pools.setdefault(loop, {})
     pool = pools.get(id(definition))
     if pool is None or pool.definition is not definition:
+        # httpx's INFO line quotes each request's URL, an API key in the query included: an
+        # operator turning logging up must not see credentials (runtime/serve.py logs WARNING).
+        logging.getLogger("httpx").setLevel(logging.WARNING)
         client = httpx.AsyncClient(
             follow_redirects=False,  # transport.send follows same-origin redirects itself
             timeout=None,  # the call's deadline (anyio.fail_after) bounds everything, retries included

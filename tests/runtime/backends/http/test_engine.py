@@ -403,6 +403,12 @@ async def test_settings_problems_are_tool_errors(api: TestAPI, tmp_path: Path, p
     )
     message = await failure(unreachable, "pet", {"petId": 7}, {})
     assert message.startswith("GET /pets/7 could not be sent to 127.0.0.1:9: ConnectError")
+    auth, secrets = AUTHS["api-key-query"]  # the URL holds the key: the message names the host only
+    keyed = definition(
+        tmp_path / "k", {"pet": http_tool("/pets/{petId}")}, auth, base_url={"value": "http://127.0.0.1:9"}
+    )
+    message = await failure(keyed, "pet", {"petId": 7}, secrets)
+    assert message.startswith("GET /pets/7 could not be sent to 127.0.0.1:9: ConnectError")
 
 
 async def test_one_pool_per_server_definition(api: TestAPI, tmp_path: Path, pools: None) -> None:
