@@ -16,6 +16,7 @@ import pytest
 
 from lynxc.runtime.backends.http.pool import close_pools, pool_for
 from lynxc.runtime.errors import ToolError
+from lynxc.runtime.output_validation import OutputValidator
 from tests.fixtures.http_api import (
     API_KEY,
     BASIC_PASSWORD,
@@ -184,6 +185,18 @@ async def test_result_pointer_and_wrap(api: TestAPI, tmp_path: Path, pools: None
     assert message == "GET /pets/7 answered JSON without the value at /data/owner (the tool's result pointer)"
 
 
+async def test_a_broken_promise_is_left_to_the_hosts_output_check(
+    api: TestAPI, tmp_path: Path, pools: None
+) -> None:
+    """The engine returns what the API answered; the host's validator (the one it runs on every
+    result) names the path that breaks the output schema."""
+    server = definition(tmp_path, {"broken": http_tool("/broken-promise")})
+    result = await call(server, "broken", {}, settings(api))
+    schema = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    problem = OutputValidator(schema).problem(result)
+    assert problem is not None and problem.startswith("id")
+
+
 async def test_text_and_non_json_answers(api: TestAPI, tmp_path: Path, pools: None) -> None:
     tools = {"text": http_tool("/text", response="text"), "html": http_tool("/not-json")}
     server = definition(tmp_path, tools)
@@ -246,6 +259,19 @@ async def test_oauth2_token_is_cached_and_fetched_again_once_on_401(
     assert await call(server, "check", {}, oauth_settings(api)) == {"ok": True, "kind": "oauth"}
     assert len(api.issued) == 2
     assert pool_for(server).tokens.fetches == 2
+
+
+async def test_concurrent_calls_share_one_token_fetch(api: TestAPI, tmp_path: Path, pools: None) -> None:
+    server = definition(tmp_path, {"check": http_tool("/auth/oauth")}, oauth(api))
+    answers: list[Any] = []
+
+    async def one() -> None:
+        answers.append(await call(server, "check", {}, oauth_settings(api)))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(5):
+            group.start_soon(one)
+    assert answers == [{"ok": True, "kind": "oauth"}] * 5 and len(api.issued) == 1
 
 
 async def test_oauth2_token_expiry_and_endpoint_failures(api: TestAPI, tmp_path: Path, pools: None) -> None:
