@@ -7,16 +7,14 @@ import re
 from collections.abc import Iterable
 
 from ...lower.schema import PARAM_NAME
-from ...wire import TOOL_NAME
 
 MAX_TOOL_NAME = 64  # MCP allows 128; an agent reads shorter names better, and lint agrees
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+# A word: an acronym's plural (APIs, IDs), an acronym (URL, V2), a capitalised or lower word, digits.
+_WORD = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+\d*(?![a-z])|[A-Z]?[a-z]+\d*|\d+")
 
 
 def snake(text: str) -> str:
-    words = _NOT_WORD.sub(" ", _CAMEL.sub(" ", text)).split()
-    return "_".join(w.lower() for w in words)
+    return "_".join(w.lower() for w in _WORD.findall(text))
 
 
 def tool_base_name(operation_id: str | None, method: str, path: str) -> str:
@@ -37,7 +35,6 @@ def unique_names(wanted: Iterable[str]) -> list[str]:
             number += 1
             suffix = f"_{number}"
             candidate = name[: MAX_TOOL_NAME - len(suffix)] + suffix
-        assert TOOL_NAME.match(candidate), candidate
         taken.add(_folded(candidate))
         out.append(candidate)
     return out

@@ -26,7 +26,7 @@ STRING_FORMATS = frozenset(
         "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "json-pointer",
     )
 )  # fmt: skip
-_COPIED = ("minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minimum", "maximum")
+_COPIED = ("minLength", "maxLength", "minItems", "maxItems", "uniqueItems")
 _BY_TYPE = {
     "minLength": "string", "maxLength": "string", "pattern": "string", "format": "string",
     "minimum": "numeric", "maximum": "numeric", "exclusiveMinimum": "numeric", "exclusiveMaximum": "numeric",
