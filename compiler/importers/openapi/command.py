@@ -3,6 +3,7 @@ then lint the new spec and print its score."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -65,7 +66,6 @@ def lint_report(spec: Path, out: TextIO, err: TextIO) -> int:
     from ...diagnostics import has_errors
     from ...inputs import DiffInputError, load_side
     from ...lint.linter import lint_server
-    from ...lint.render import render_text
 
     try:
         side = load_side(str(spec), spec.parent.parent)
@@ -77,9 +77,13 @@ def lint_report(spec: Path, out: TextIO, err: TextIO) -> int:
             print(diag.render(), file=err)
         print(f"lynxc import openapi: {spec} does not compile; not linted", file=err)
         return EXIT_FAILED
-    results = [lint_server(server) for server in side.servers.values()]
-    out.write(render_text(results, score=False))
-    for result in results:
+    for result in (lint_server(server) for server in side.servers.values()):
+        counts = Counter(finding.severity for finding in result.findings)
+        found = (
+            ", ".join(f"{counts[s]} {s}(s)" for s in ("error", "warning", "info") if counts[s])
+            or "no findings"
+        )
+        print(f"lint: {len(result.server.tools)} tools, {found}", file=out)
         print(
             f"lint score {result.score.total:.2f} ({result.score.tier}); "
             f"`lynxc lint --score {spec}` says where it falls short",
