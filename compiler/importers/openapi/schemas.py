@@ -6,6 +6,7 @@ from outputs. What would change the meaning (a recursive type, an allOf of non-o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +42,10 @@ class SchemaMapper:
     direction: Direction
     nodes: int = 0
     active: list[str] = field(default_factory=list)  # the $refs being inlined: a repeat is recursion
+    # Outputs may recurse through `$defs` (lynxc checks such a schema's $refs and their
+    # expansion); the definitions found, by name, go to the root of the output schema.
+    defs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _def_names: dict[str, str] = field(default_factory=dict)  # $ref target -> name in $defs
 
     def map(self, node: Located) -> dict[str, Any]:
         self.nodes += 1
@@ -105,16 +110,31 @@ class SchemaMapper:
         target = self.document.follow(node)
         key = f"{target.file}#{target.pointer}"
         if key in self.active:
-            raise Unmappable(f"schema {target.pointer or '/'} is recursive (it contains itself)")
+            if self.direction == "input":
+                raise Unmappable(f"schema {target.pointer or '/'} is recursive (it contains itself)")
+            return {"$ref": f"#/$defs/{self._def_name(key, target.pointer)}"}
         self.active.append(key)
         try:
             out = self.map(target)
         finally:
             self.active.pop()
+        if key in self._def_names:  # recursive: defined once, referred to from here
+            self.defs[self._def_names[key]] = out
+            out = {"$ref": f"#/$defs/{self._def_names[key]}"}
         description = node.value.get("description")  # 3.1 allows siblings of $ref
         if isinstance(description, str) and description.strip():
             out = {**out, "description": clean_text(description)}
         return out
+
+    def _def_name(self, key: str, pointer: str) -> str:
+        if key not in self._def_names:
+            base = re.sub(r"[^A-Za-z0-9_]+", "_", pointer.rsplit("/", 1)[-1]).strip("_") or "Schema"
+            name, number = base, 1
+            while name in self._def_names.values():
+                number += 1
+                name = f"{base}_{number}"
+            self._def_names[key] = name
+        return self._def_names[key]
 
     def _type(self, node: Located, out: dict[str, Any]) -> None:
         schema = node.value

@@ -200,12 +200,17 @@ def _response(
     if response.schema is None:
         notes.append(f"the {response.status} response has no schema: the output is a permissive object")
         return {"type": "object", "description": "The API's JSON answer (the document gives no schema)."}
-    schema = SchemaMapper(document, "output").map(response.schema)
-    if schema.get("type") == "object" and not schema.get("nullable"):
-        return schema
-    wrap = "items" if schema.get("type") == "array" else "value"
-    http["wrap"] = wrap
-    return {"type": "object", "properties": {wrap: schema}, "required": [wrap]}
+    mapper = SchemaMapper(document, "output")
+    schema = mapper.map(response.schema)
+    if set(schema) == {"$ref"}:  # a recursive type at the root: its definition, one level inlined
+        schema = dict(mapper.defs[schema["$ref"].removeprefix("#/$defs/")])
+    if not (schema.get("type") == "object" and not schema.get("nullable")):
+        wrap = "items" if schema.get("type") == "array" else "value"
+        http["wrap"] = wrap
+        schema = {"type": "object", "properties": {wrap: schema}, "required": [wrap]}
+    if mapper.defs:
+        schema["$defs"] = dict(sorted(mapper.defs.items()))
+    return schema
 
 
 def _title(op: Operation) -> str | None:

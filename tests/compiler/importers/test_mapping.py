@@ -243,20 +243,41 @@ def test_unmappable_operations_are_skipped_whole(tmp_path: Path, operation: dict
     assert [(s.operation, s.reason) for s in result.skipped] == [("POST /x", reason)]
 
 
-def test_recursive_schema_is_skipped_and_the_rest_imported(tmp_path: Path) -> None:
+def test_recursive_schema_refers_through_defs_in_outputs_and_is_skipped_in_inputs(tmp_path: Path) -> None:
     node = {
         "type": "object",
-        "properties": {"children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}},
+        "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+        },
     }
-    result = imported(
-        tmp_path,
-        openapi(
-            {"/tree": {"get": get({"$ref": "#/components/schemas/Node"})}, "/ok": {"get": get(OBJ)}},
-            components={"schemas": {"Node": node}},
-        ),
-    )
-    assert list(result.tools) == ["get_ok"]
-    assert result.skipped[0].reason == "schema /components/schemas/Node is recursive (it contains itself)"
+    tree = {"$ref": "#/components/schemas/Node"}
+    paths = {
+        "/tree": {"get": get(tree)},
+        "/forest": {"get": get({"type": "array", "items": tree})},
+        "/plant": {"post": {"requestBody": {"content": {"application/json": {"schema": tree}}}, **get(OBJ)}},
+    }
+    result = imported(tmp_path, openapi(paths, components={"schemas": {"Node": node}}))
+    defs = {
+        "Node": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+            },
+        }
+    }
+    assert result.tools["get_tree"]["output"] == {**defs["Node"], "$defs": defs}
+    forest = result.tools["get_forest"]
+    assert forest["output"] == {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+        "required": ["items"],
+        "$defs": defs,
+    }
+    assert [(s.operation, s.reason) for s in result.skipped] == [
+        ("POST /plant", "schema /components/schemas/Node is recursive (it contains itself)")
+    ]
 
 
 def test_responses_without_json(tmp_path: Path) -> None:
