@@ -71,6 +71,15 @@ def import_document(
             f"server name {name!r}: lowercase letters, digits and dashes, starting with a letter"
         )
     document = load_document(source)
+    try:
+        return _import(document, name, tags, operations)
+    except RecursionError:  # a document nested past what any walk of it can follow
+        raise OpenAPIError(source, "", "nests too deeply to import") from None
+
+
+def _import(
+    document: Document, name: str, tags: tuple[str, ...], operations: tuple[str, ...]
+) -> ImportResult:
     ops = _select(document, read_operations(document), tags, operations)
     prefix = name.replace("-", "_")
     drafts: list[tuple[Operation, ToolDraft]] = []

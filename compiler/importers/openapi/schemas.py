@@ -17,6 +17,7 @@ from .texts import clean_text
 Direction = Literal["input", "output"]
 
 MAX_SCHEMA_NODES = 4000  # per operation, once $refs are inlined: a tool an agent can read
+MAX_SCHEMA_DEPTH = 48  # nesting of one schema; lynxc's own limit is 100 for the whole spec
 SCALARS = ("string", "integer", "number", "boolean")
 TYPES = (*SCALARS, "array", "object", "null")
 # JSON Schema's own formats: what validators and clients know. Others ("password", "int64",
@@ -46,8 +47,18 @@ class SchemaMapper:
     # expansion); the definitions found, by name, go to the root of the output schema.
     defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     _def_names: dict[str, str] = field(default_factory=dict)  # $ref target -> name in $defs
+    _path: list[str] = field(default_factory=list)  # the schemas being mapped, outermost first
 
     def map(self, node: Located) -> dict[str, Any]:
+        if len(self._path) >= MAX_SCHEMA_DEPTH:
+            raise Unmappable(f"schema {node.pointer} nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        self._path.append(node.pointer)
+        try:
+            return self._map(node)
+        finally:
+            self._path.pop()
+
+    def _map(self, node: Located) -> dict[str, Any]:
         self.nodes += 1
         if self.nodes > MAX_SCHEMA_NODES:
             raise Unmappable(f"its schemas inline to more than {MAX_SCHEMA_NODES} nodes")

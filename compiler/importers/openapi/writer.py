@@ -54,7 +54,11 @@ def _null(representer: Any, _: None) -> Any:
 
 
 class _Representer(RoundTripRepresenter):
-    """Round-trip YAML, with null written as `null` (ruamel writes nothing after the colon)."""
+    """Round-trip YAML, with null written as `null` (ruamel writes nothing after the colon), and
+    no anchors: a value the document shares (one default under two $refs) is written twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 _Representer.add_representer(type(None), _null)

@@ -503,3 +503,25 @@ def test_selection_by_tag_and_operation(tmp_path: Path) -> None:
     assert list(imported(tmp_path, openapi(paths), tags=("y",)).tools) == ["get_b"]
     assert list(imported(tmp_path, openapi(paths), operations=("getA",)).tools) == ["get_a"]
     assert list(imported(tmp_path, openapi(paths), operations=("get_b",)).tools) == ["get_b"]
+
+
+def test_deep_schema_is_skipped(tmp_path: Path) -> None:
+    deep: dict = {"type": "string"}
+    for _ in range(60):
+        deep = {"type": "array", "items": deep}
+    result = imported(tmp_path, openapi({"/x": {"get": get(deep)}, "/ok": {"get": get(OBJ)}}))
+    assert list(result.tools) == ["get_ok"] and "nests deeper than 48 levels" in result.skipped[0].reason
+
+
+def test_shared_values_are_written_out_not_as_yaml_aliases(tmp_path: Path) -> None:
+    from lynxc.compiler.importers.openapi import render_files
+
+    shared = {"$ref": "#/components/schemas/Opts"}
+    opts = {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x"}}
+    pair = {"type": "object", "properties": {"one": shared, "two": shared}}
+    body = {"content": {"application/json": {"schema": pair}}}
+    document = openapi(
+        {"/x": {"post": {"requestBody": body, **get(OBJ)}}}, components={"schemas": {"Opts": opts}}
+    )
+    text = render_files(imported(tmp_path, document))["post_x.yaml"]
+    assert "&" not in text and "*id" not in text and text.count("a: x") == 2
