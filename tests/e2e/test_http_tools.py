@@ -17,7 +17,17 @@ import pytest
 
 from lynxc.compiler.cli import main as lynxc
 from tests.conftest import stdio_client
-from tests.fixtures.http_api import BEARER_TOKEN, SECRETS, TestAPI, running_http_api
+from tests.fixtures.http_api import (
+    API_KEY,
+    BASIC_PASSWORD,
+    BASIC_USER,
+    BEARER_TOKEN,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    SECRETS,
+    TestAPI,
+    running_http_api,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -105,6 +115,44 @@ tools:
       returns: ok and the kind of credential; an error saying the status when refused.
     backend: {http: {method: GET, path: /auth/bearer}}
     output: {type: object, properties: {ok: {type: boolean}, kind: {type: string}}}
+  - name: failing_endpoint
+    title: Call an endpoint that fails
+    annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true}
+    description:
+      purpose: Call an endpoint that answers with the given error status.
+      returns: always an error naming the status.
+    parameters:
+      code: {type: integer, required: true, minimum: 400, maximum: 599, description: "A status, e.g. `500`."}
+    backend: {http: {method: GET, path: "/status/{code}"}}
+    output: {type: object}
+  - name: huge_answer
+    title: Read a huge answer
+    annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true}
+    description:
+      purpose: Read an answer of the given size, over this tool's cap of {caps.max_response_bytes} bytes.
+      returns: an error past the cap.
+    parameters:
+      bytes: {type: integer, required: true, minimum: 1, maximum: 10000000, description: "Its size, e.g. `5000`."}
+    backend: {http: {method: GET, path: /huge, query: {bytes: bytes}}}
+    output: {type: object}
+    caps:
+      max_response_bytes: {value: 4096, unit: bytes, description: Bytes of the answer read at most.}
+  - name: not_json
+    title: Read an answer that is not JSON
+    annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true}
+    description:
+      purpose: Read an endpoint that claims JSON and sends HTML.
+      returns: an error quoting the start of what came.
+    backend: {http: {method: GET, path: /not-json}}
+    output: {type: object}
+  - name: redirected_away
+    title: Follow a redirect to another host
+    annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true}
+    description:
+      purpose: Call an endpoint that redirects to another host, which the server refuses to follow.
+      returns: an error naming where it pointed.
+    backend: {http: {method: GET, path: /redirect/away}}
+    output: {type: object}
   - name: slow_endpoint
     title: Call a slow endpoint
     annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: true}
@@ -206,3 +254,87 @@ async def test_cancelling_the_mcp_request_stops_the_http_request(shop: tuple[Pat
         assert api.disconnects == ["/slow"] and time.monotonic() - started < 10
         # the server goes on serving
         assert not (await client.call_tool("get_pet", {"pet_id": 8})).is_error
+
+
+async def test_failures_are_tool_errors_and_the_server_goes_on(shop: tuple[Path, TestAPI]) -> None:
+    project, api = shop
+    api.reset()
+    async with stdio_client(
+        "petshop", {**settings(api), "http_timeout_seconds": 1}, project=project
+    ) as client:
+        failed = await client.call_tool("failing_endpoint", {"code": 500})
+        assert failed.is_error and "answered 500" in failed.content[0].text
+        assert all(secret not in failed.content[0].text for secret in SECRETS)  # the body quotes the token
+        huge = await client.call_tool("huge_answer", {"bytes": 100_000})
+        assert huge.is_error and "4096" in huge.content[0].text
+        small = await client.call_tool("huge_answer", {"bytes": 100})
+        assert not small.is_error
+        html = await client.call_tool("not_json", {})
+        assert html.is_error and "JSON" in html.content[0].text
+        away = await client.call_tool("redirected_away", {})
+        assert away.is_error and api.other_url.split("//")[1] in away.content[0].text
+        assert api.other.requests == []  # nothing, and no credential, reached the other host
+        slow = await client.call_tool("slow_endpoint", {"seconds": 5})
+        assert slow.is_error and "did not answer within 1 s" in slow.content[0].text
+        assert not (await client.call_tool("get_pet", {"pet_id": 7})).is_error
+
+
+AUTH_KINDS = {
+    "bearer": ("bearer: {token: {setting: secret_a}}", {"secret_a": BEARER_TOKEN}),
+    "api-key-header": (
+        "api_key: {in: header, name: X-API-Key, value: {setting: secret_a}}",
+        {"secret_a": API_KEY},
+    ),
+    "api-key-query": (
+        "api_key: {in: query, name: api_key, value: {setting: secret_a}}",
+        {"secret_a": API_KEY},
+    ),
+    "basic": (
+        "basic: {username: {setting: secret_a}, password: {setting: secret_b}}",
+        {"secret_a": BASIC_USER, "secret_b": BASIC_PASSWORD},
+    ),
+    "oauth": (
+        "oauth2_client_credentials: {token_url: {setting: token_url}, client_id: {setting: secret_a}, "
+        "client_secret: {setting: secret_b}, scopes: [pets]}",
+        {"secret_a": CLIENT_ID, "secret_b": CLIENT_SECRET},
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", AUTH_KINDS)
+async def test_each_kind_of_credential(kind: str, shop: tuple[Path, TestAPI], tmp_path: Path) -> None:
+    """One server per kind, built and served, its credential accepted by the API; with a wrong
+    secret, an error that names the status and shows no secret."""
+    _, api = shop
+    auth, secrets = AUTH_KINDS[kind]
+    spec = f"""\
+lynxc: 1
+server:
+  name: creds
+  version: 1.0.0
+  http:
+    base_url: {{setting: api_url}}
+    auth:
+      {auth}
+tools:
+  - name: check
+    description: {{purpose: Ask the API whether the server's credential is accepted.}}
+    annotations: {{readOnlyHint: true}}
+    backend: {{http: {{method: GET, path: /auth/{kind}}}}}
+    output: {{type: object, properties: {{ok: {{type: boolean}}, kind: {{type: string}}}}}}
+"""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "creds.yaml").write_text(spec)
+    with pytest.raises(SystemExit) as done:
+        lynxc(["--project", str(tmp_path), "build"])
+    assert done.value.code == 0
+    base = {"api_url": api.url} | ({"token_url": f"{api.url}/oauth/token"} if kind == "oauth" else {})
+    async with stdio_client("creds", {**base, **secrets}, project=tmp_path) as client:
+        accepted = await client.call_tool("check", {})
+        assert accepted.structured_content == {"ok": True, "kind": kind}, accepted.content
+    wrong = {name: value + "-wrong" for name, value in secrets.items()}
+    async with stdio_client("creds", {**base, **wrong}, project=tmp_path) as client:
+        refused = await client.call_tool("check", {})
+        text = refused.content[0].text
+        assert refused.is_error and "401" in text
+        assert all(secret not in text for secret in (*SECRETS, *wrong.values()))
