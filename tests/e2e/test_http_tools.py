@@ -132,7 +132,7 @@ tools:
       purpose: Read an answer of the given size, over this tool's cap of {caps.max_response_bytes} bytes.
       returns: an error past the cap.
     parameters:
-      bytes: {type: integer, required: true, minimum: 1, maximum: 10000000, description: "Its size, e.g. `5000`."}
+      bytes: {type: integer, required: true, minimum: 1, maximum: 10000000, description: "e.g. `5000`."}
     backend: {http: {method: GET, path: /huge, query: {bytes: bytes}}}
     output: {type: object}
     caps:
