@@ -6,9 +6,10 @@ silently ignored key. `SpecFile.model_json_schema()` is what `lynxc schema` prin
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, StrictInt, StrictStr, Tag
 from pydantic.functional_validators import BeforeValidator
 
 SPEC_VERSION = 1
@@ -175,6 +176,21 @@ class HttpBackend(_Strict):
     http: HttpOperation
 
 
+def _backend_kind(value: Any) -> str:
+    """Which form of `backend` a value is meant to be, so that a mistake in it is reported
+    against that form alone (a misspelt `sqll` as SQL's, not also as a missing `http`)."""
+    if isinstance(value, SqlBackend | HttpBackend):
+        return "sql" if isinstance(value, SqlBackend) else "http"
+    if not isinstance(value, dict):
+        return "name"
+    keys = [key for key in value if isinstance(key, str)]
+    if "http" in keys or (
+        not set(keys) & set(SqlBackend.model_fields) and difflib.get_close_matches("http", keys, 1, 0.6)
+    ):
+        return "http"
+    return "sql"
+
+
 class ToolAuth(_Strict):
     """Who may call a tool, over an authenticated transport."""
 
@@ -190,7 +206,12 @@ class Tool(_Strict):
     title: StrictStr | None = None
     description: Description
     annotations: Annotations | None = None
-    backend: StrictStr | SqlBackend | HttpBackend = Field(
+    backend: Annotated[
+        Annotated[StrictStr, Tag("name")]
+        | Annotated[SqlBackend, Tag("sql")]
+        | Annotated[HttpBackend, Tag("http")],
+        Discriminator(_backend_kind),
+    ] = Field(
         description="A built-in backend name, 'package.module:function', {sql: ...} for a SQL tool or "
         "{http: ...} for one request to the server's HTTP API."
     )
