@@ -221,9 +221,50 @@ def _parser() -> argparse.ArgumentParser:
     add_keys_arguments(keys)
     keys.set_defaults(run=_keys)
 
+    imports = verbs.add_parser("import", help="write a spec from a foreign API description (openapi)")
+    kinds = imports.add_subparsers(title="formats", metavar="FORMAT")
+    openapi = kinds.add_parser(
+        "openapi",
+        help="an OpenAPI 3.0/3.1 or Swagger 2.0 document -> specs/NAME/ with one HTTP tool per operation",
+        description=(
+            "Import SOURCE (a file or an http(s) URL) into specs/NAME/: server.yaml and one tool file per "
+            "operation; what cannot be mapped is skipped and listed. Then lint the new spec and print its "
+            "score. Exit codes: 0 imported, 1 the document cannot be imported, 2 a usage error."
+        ),
+    )
+    openapi.add_argument("source", help="the document: a file or an http(s) URL")
+    openapi.add_argument("--name", required=True, help="server name: lowercase letters, digits and dashes")
+    openapi.add_argument(
+        "--tag", action="append", default=[], help="only operations with this tag; repeatable"
+    )
+    openapi.add_argument(
+        "--operation",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only this operationId (or tool name); repeatable",
+    )
+    openapi.add_argument("--force", action="store_true", help="replace specs/NAME/ if it exists")
+    openapi.set_defaults(run=_import_openapi)
+
     rules = verbs.add_parser("rules", help="list the rule catalogue")
     rules.set_defaults(run=_rules)
     return parser
+
+
+def _import_openapi(args: argparse.Namespace) -> int:
+    from .importers.openapi.command import run_import
+
+    return run_import(
+        args.project,
+        args.source,
+        args.name,
+        tags=tuple(args.tag),
+        operations=tuple(args.operation),
+        force=args.force,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
 
 
 def _build(args: argparse.Namespace) -> int:

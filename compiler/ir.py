@@ -403,6 +403,78 @@ class AuthIR:
         return entry
 
 
+@dataclass(frozen=True)
+class HttpToolIR:
+    """A tool whose behaviour is one request to the server's HTTP API (issue 28)."""
+
+    tool: str
+    method: str
+    path: str
+    path_params: tuple[tuple[str, str], ...]  # (placeholder, parameter)
+    query: tuple[tuple[str, str], ...]  # (wire name, parameter)
+    headers: tuple[tuple[str, str], ...]
+    body_fields: tuple[tuple[str, str], ...] | None  # a JSON object built from parameters
+    body_param: str | None  # or one parameter sent whole
+    response: str  # json or text
+    result: str | None  # a JSON pointer
+    wrap: str | None
+
+    @property
+    def idempotent(self) -> bool:
+        return self.method in IDEMPOTENT_METHODS
+
+    def entry(self) -> dict[str, Any]:
+        body: dict[str, Any] | None = None
+        if self.body_fields is not None:
+            body = {"fields": dict(self.body_fields)}
+        elif self.body_param is not None:
+            body = {"param": self.body_param}
+        return {
+            "method": self.method,
+            "path": self.path,
+            "path_params": dict(self.path_params),
+            "query": dict(self.query),
+            "headers": dict(self.headers),
+            "body": body,
+            "response": self.response,
+            "result": self.result,
+            "wrap": self.wrap,
+            "idempotent": self.idempotent,
+        }
+
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+HTTP_FORMAT = 1  # the `format` of http.json that runtime/backends/http reads
+HTTP_TIMEOUT_SETTING = "http_timeout_seconds"
+HTTP_RETRIES_SETTING = "http_max_retries"
+
+
+@dataclass(frozen=True)
+class HttpDataIR:
+    """A server's HTTP API and its HTTP tools, as generated/<server>/http.json holds them."""
+
+    base_url: ValueSourceIR
+    auth_json: str  # canonical JSON of http.json's `auth` (null when the API takes none)
+    headers: tuple[tuple[str, str], ...]
+    tools: tuple[HttpToolIR, ...]
+
+
+def http_document(server: ServerIR) -> dict[str, Any]:
+    """The content of generated/<server>/http.json (without its `_generated` header)."""
+    http = server.http
+    assert http is not None
+    return {
+        "format": HTTP_FORMAT,
+        "server": {
+            "base_url": http.base_url.entry(),
+            "auth": json.loads(http.auth_json),
+            "headers": dict(http.headers),
+            "settings": {"timeout": HTTP_TIMEOUT_SETTING, "retries": HTTP_RETRIES_SETTING},
+        },
+        "tools": {t.tool: t.entry() for t in http.tools},
+    }
+
+
 POSTGRES_POOL_SETTING = "postgres_pool_size"
 POSTGRES_DEFAULT_POOL_SIZE = 10
 
@@ -422,6 +494,7 @@ class ServerIR:
     sql: SqlDataIR | PgDataIR | None = None
     auth: AuthIR | None = None
     transports: tuple[str, ...] = ("stdio", "http")
+    http: HttpDataIR | None = None
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads

@@ -481,6 +481,71 @@ _RULES = (
         "auth",
         "A field bound to a claim is a top-level string, integer, number, boolean or enum.",
     ),
+    # http (compiler/lower/http.py)
+    Rule(
+        "HTTP_API_MISSING",
+        "error",
+        "http",
+        "A server with HTTP tools declares its API: server.http with base_url.",
+    ),
+    Rule(
+        "HTTP_OPERATION_MISSING",
+        "error",
+        "http",
+        "An HTTP tool writes its request as backend: {http: {method, path, ...}}.",
+    ),
+    Rule(
+        "HTTP_URL_INVALID",
+        "error",
+        "http",
+        "A URL in the spec is absolute http(s), without credentials or a query.",
+    ),
+    Rule(
+        "HTTP_AUTH_INVALID",
+        "error",
+        "http",
+        "server.http.auth declares exactly one way to authenticate to the API.",
+    ),
+    Rule(
+        "HTTP_HEADER_INVALID",
+        "error",
+        "http",
+        "A header name is an RFC 7230 token; a fixed value holds no line break.",
+    ),
+    Rule(
+        "HTTP_PATH_INVALID",
+        "error",
+        "http",
+        "A path starts with /, with balanced {placeholders}, no query or fragment.",
+    ),
+    Rule(
+        "HTTP_PATH_PARAM_INVALID",
+        "error",
+        "http",
+        "A path placeholder names a required string, integer, number or boolean parameter.",
+    ),
+    Rule("HTTP_PARAM_UNKNOWN", "error", "http", "Path, query, headers and body name declared parameters."),
+    Rule("HTTP_PARAM_PLACED_TWICE", "error", "http", "Each parameter goes to one place in the request."),
+    Rule("HTTP_PARAM_UNPLACED", "error", "http", "Every parameter goes somewhere in the request."),
+    Rule(
+        "HTTP_LOCATION_TYPE",
+        "error",
+        "http",
+        "A query value is a scalar or a list of scalars; a header value a scalar.",
+    ),
+    Rule("HTTP_BODY_NOT_ALLOWED", "error", "http", "Only POST, PUT, PATCH and DELETE requests carry a body."),
+    Rule(
+        "HTTP_RESULT_INVALID",
+        "error",
+        "http",
+        "result is a JSON pointer into a JSON answer; a result that is not an object is wrapped.",
+    ),
+    Rule(
+        "HTTP_OUTPUT_REQUIRED",
+        "error",
+        "http",
+        "A tool answering JSON declares its output schema, which every answer is checked against.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

@@ -37,6 +37,7 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "records.query_records": "lynxc.runtime.backends.records.tools:query_records",
     "records.get_record": "lynxc.runtime.backends.records.tools:get_record",
     "sql.query": "lynxc.runtime.backends.sql.tools:run_sql",
+    "http.call": "lynxc.runtime.backends.http.tools:call_http",
     "groundhog.search": "lynxc.runtime.backends.groundhog.tools:search",
     "groundhog.read_url": "lynxc.runtime.backends.groundhog.tools:read_url",
     "groundhog.research": "lynxc.runtime.backends.groundhog.tools:research",

@@ -42,6 +42,8 @@ class ServerDefinition:
     resources: str | None = None
     # A server with SQL tools: its sql.json (relative to `folder`), or None.
     sql: str | None = None
+    # A server with HTTP tools: its http.json (relative to `folder`), or None.
+    http: str | None = None
     # How HTTP callers are authenticated (runtime/auth/config.py reads it), or None: no one is.
     auth: Mapping[str, Any] | None = None
     transports: tuple[str, ...] = ("stdio", "http")
@@ -86,6 +88,18 @@ class ServerDefinition:
             catalog = self._parsed["sql"] = module.parse_catalog(self.read_checked(self.sql))
         return catalog
 
+    def http_catalog(self) -> Any:
+        """The HTTP tools' requests (http.json, parsed once by the http backend)."""
+        catalog = self._parsed.get("http")
+        if catalog is None:
+            if not self.http:
+                raise DefinitionError(
+                    f"{self.folder / 'server.py'} declares no HTTP tools (run `lynxc build`)"
+                )
+            module = importlib.import_module(HTTP_CATALOG)
+            catalog = self._parsed["http"] = module.parse_catalog(self.read_checked(self.http))
+        return catalog
+
     def load_record_model(self, resource: Resource) -> type:
         """The Pydantic class `Record` of one record of `resource`, from its checked model file."""
         relative = f"models/{resource.model}.py"
@@ -127,6 +141,7 @@ class ServerDefinition:
 # Parses resources.json; imported by name when first needed, like every backend module.
 RECORDS_DEFINITIONS = "lynxc.runtime.backends.records.definitions"
 SQL_CATALOG = "lynxc.runtime.backends.sql.catalog"  # parses sql.json, imported by name too
+HTTP_CATALOG = "lynxc.runtime.backends.http.catalog"  # parses http.json, likewise
 GENERATED_KEY = "_generated"  # where tools.json keeps its header (compiler/wire.py writes it)
 
 

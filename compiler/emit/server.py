@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from ..ir import (
+    HttpToolIR,
     PgToolIR,
     ResourceIR,
     ServerIR,
     SqlToolIR,
     ToolIR,
     canonical_json,
+    http_document,
     resources_document,
     sql_document,
 )
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders 
 GENERATED_DIR = "generated"
 RESOURCES_FILE = "resources.json"
 SQL_FILE = "sql.json"
+HTTP_FILE = "http.json"
 
 
 def header_lines(server: ServerIR) -> list[str]:
@@ -96,7 +99,10 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             )
     if server.sql is not None:
         read_at_runtime[SQL_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **sql_document(server)})
+    if server.http is not None:
+        read_at_runtime[HTTP_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **http_document(server)})
     sql_tools = {t.tool: t for t in server.sql.tools} if server.sql is not None else {}
+    http_tools = {t.tool: t for t in server.http.tools} if server.http is not None else {}
     files = {
         **read_at_runtime,
         "models/__init__.py": _python_header(_header(f"server `{server.name}`")) + "\n",
@@ -104,7 +110,10 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             "README.md.j2",
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
-            tools=[_tool_doc(tool, scores[tool.name], sql_tools.get(tool.name)) for tool in server.tools],
+            tools=[
+                _tool_doc(tool, scores[tool.name], sql_tools.get(tool.name), http_tools.get(tool.name))
+                for tool in server.tools
+            ],
             resources=resource_docs(server),
             server_score=score,
             changelog=changelog_markdown,
@@ -116,6 +125,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
             bindings=_bindings(server),
             resources_file=RESOURCES_FILE if server.resources else None,
             sql_file=SQL_FILE if server.sql is not None else None,
+            http_file=HTTP_FILE if server.http is not None else None,
             auth=server.auth.entry() if server.auth is not None else None,
             files_sha256={
                 name: hashlib.sha256(text.encode()).hexdigest()
@@ -168,7 +178,9 @@ def _bindings(server: ServerIR) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | PgToolIR | None = None) -> dict[str, Any]:
+def _tool_doc(
+    tool: ToolIR, score: ToolScore, sql: SqlToolIR | PgToolIR | None = None, http: HttpToolIR | None = None
+) -> dict[str, Any]:
     schema = tool.input_schema
     required = set(schema.get("required", []))
     claims = {claim.name: claim.claim for claim in tool.claims}
@@ -183,7 +195,27 @@ def _tool_doc(tool: ToolIR, score: ToolScore, sql: SqlToolIR | PgToolIR | None =
         }
         for name, prop in schema.get("properties", {}).items()
     ]
-    return {"ir": tool, "wire": wire_tool(tool), "params": params, "score": score, "sql": _sql_doc(sql)}
+    return {
+        "ir": tool,
+        "wire": wire_tool(tool),
+        "params": params,
+        "score": score,
+        "sql": _sql_doc(sql),
+        "http": _http_doc(http),
+    }
+
+
+def _http_doc(http: HttpToolIR | None) -> dict[str, Any] | None:
+    """What the README shows of an HTTP tool: its request, and where each parameter goes."""
+    if http is None:
+        return None
+    placements = [(param, f"path `{{{wire}}}`") for wire, param in http.path_params]
+    placements += [(param, f"query `{wire}`") for wire, param in http.query]
+    placements += [(param, f"header `{wire}`") for wire, param in http.headers]
+    placements += [(param, f"body field `{wire}`") for wire, param in http.body_fields or ()]
+    if http.body_param is not None:
+        placements.append((http.body_param, "the whole JSON body"))
+    return {**http.entry(), "placements": placements}
 
 
 def _sql_doc(sql: SqlToolIR | PgToolIR | None) -> dict[str, Any] | None:

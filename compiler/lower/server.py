@@ -36,7 +36,7 @@ from ..ir import (
 from ..limits import MAX_TOOLS
 from ..rules import LINT_CATEGORIES, RULES, diagnostic
 from ..spec.load import SpecSource, ToolSource, load_spec
-from ..spec.models import SQL_ENGINES, Cap, SchemaNode, Server, SqlBackend, Suppression, Tool
+from ..spec.models import SQL_ENGINES, Cap, HttpBackend, SchemaNode, Server, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
 from ..wire import TOOL_NAME
 from .auth import (
@@ -47,6 +47,7 @@ from .auth import (
     lower_tool_auth,
 )
 from .backend_probe import Declaration, read_declarations, refused_target
+from .http import HTTP_BACKEND, check_http_tool, http_data, is_http_tool, lower_http_api, with_http_caps
 from .model_files import check_model_files, same_file, tool_module
 from .records_tools import (
     DATA_DIR_SETTING,
@@ -129,8 +130,11 @@ def _implied_sql_settings(server: Server) -> dict[str, SchemaNode]:
 
 
 def backend_name(tool: Tool) -> str:
-    """The backend a tool binds: a SQL tool binds the built-in that runs its statement."""
-    return SQL_BACKEND if isinstance(tool.backend, SqlBackend) else tool.backend
+    """The backend a tool binds: a SQL tool binds the built-in that runs its statement, an HTTP
+    tool the one that makes its request."""
+    if isinstance(tool.backend, SqlBackend):
+        return SQL_BACKEND
+    return HTTP_BACKEND if isinstance(tool.backend, HttpBackend) else tool.backend
 
 
 def _with_sql_caps(source: ToolSource) -> ToolSource:
@@ -154,8 +158,9 @@ def lower(
     diagnostics.extend(resource_diagnostics)
     records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
-    declared_tools = tuple(_with_sql_caps(t) for t in source.tools)
+    declared_tools = tuple(with_http_caps(_with_sql_caps(t)) for t in source.tools)
     sql_tools = [t for t in declared_tools if is_sql_tool(t)]
+    http_tools = [t for t in declared_tools if is_http_tool(t)]
     # Every backend of the server is read at once: one child process for all user backends.
     targets = [
         target
@@ -202,6 +207,12 @@ def lower(
     if bound_resources or any(p.from_claim for t in source.tools for p in t.tool.parameters.values()):
         auth_settings[CALLER_CLAIMS_SETTING] = CALLER_CLAIMS_NODE
     for name, node in auth_settings.items():
+        if name not in server.settings:  # implied, as the SQL settings are
+            implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
+            settings.append(SettingIR(name, canonical_json(implied), node.description))
+    base_url, http_auth, http_headers, http_settings, http_diagnostics = lower_http_api(source, http_tools)
+    diagnostics.extend(http_diagnostics)
+    for name, node in (http_settings if http_tools else {}).items():
         if name not in server.settings:  # implied, as the SQL settings are
             implied = SchemaLowering(doc, caps={}).node(node, ("server", "settings", name))
             settings.append(SettingIR(name, canonical_json(implied), node.description))
@@ -299,6 +310,19 @@ def lower(
         sql = checked.data
         spec_files = server_files(source, checked.files)
 
+    http = None
+    if http_tools and base_url is not None:
+        requests = []
+        for tool_source in http_tools:
+            index = next(i for i, t in enumerate(tools) if t.name == tool_source.tool.name)
+            if tools[index].name in unchecked:
+                continue
+            request, checked_tool, request_diagnostics = check_http_tool(tool_source, tools[index])
+            diagnostics.extend(request_diagnostics)
+            tools[index] = checked_tool
+            requests.append(request)
+        http = http_data(base_url, http_auth, http_headers, requests)
+
     if has_errors(diagnostics):
         return Result(None, tuple(diagnostics))
     return Result(
@@ -321,6 +345,7 @@ def lower(
             sql=sql,
             auth=auth,
             transports=tuple(server.transports),
+            http=http,
         ),
         tuple(diagnostics),
     )
@@ -474,7 +499,16 @@ def _lower_tool(
     diagnostics.extend(_check_tool_references(source, tool_names, known_words))
 
     target = resolve_target(backend_name(tool))
-    if tool.backend == SQL_BACKEND:  # the built-in that runs SQL needs the statement beside it
+    if tool.backend == HTTP_BACKEND:  # the built-in that makes requests needs the request
+        diagnostics.append(
+            diagnostic(
+                "HTTP_OPERATION_MISSING",
+                f"'{HTTP_BACKEND}' makes the request of an HTTP tool: write it as "
+                f"backend: {{http: {{method: ..., path: ...}}}}",
+                doc.span((*base, "backend")),
+            )
+        )
+    elif tool.backend == SQL_BACKEND:  # the built-in that runs SQL needs the statement beside it
         diagnostics.append(
             diagnostic(
                 "SQL_SOURCE_MISSING",

@@ -6,9 +6,10 @@ silently ignored key. `SpecFile.model_json_schema()` is what `lynxc schema` prin
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, StrictInt, StrictStr, Tag
 from pydantic.functional_validators import BeforeValidator
 
 SPEC_VERSION = 1
@@ -137,6 +138,59 @@ class SqlBackend(_Strict):
     )
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+class HttpOperation(_Strict):
+    """One HTTP request to the server's API: where each parameter goes, and what comes back."""
+
+    method: Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    path: StrictStr = Field(
+        description="Below the base URL, e.g. /pets/{petId}: each {placeholder} names a parameter."
+    )
+    query: dict[StrictStr, StrictStr] = Field(
+        default_factory=dict, description="Query names and the parameters that fill them: {limit: limit}."
+    )
+    headers: dict[StrictStr, StrictStr] = Field(
+        default_factory=dict,
+        description="Header names and the parameters that fill them: {X-Trace-Id: trace_id}.",
+    )
+    body: dict[StrictStr, StrictStr] | StrictStr | None = Field(
+        None,
+        description="The JSON body: {field: parameter} builds an object, or "
+        "one parameter's name sends it whole.",
+    )
+    response: Literal["json", "text"] = Field("json", description="How the answer is read.")
+    result: StrictStr | None = Field(
+        None,
+        description="A JSON pointer (RFC 6901) to the part of a JSON answer that is the result, e.g. /data.",
+    )
+    wrap: StrictStr | None = Field(
+        None, description="Put the result under this key (a result that is not an object must be)."
+    )
+
+
+class HttpBackend(_Strict):
+    """A tool whose whole behaviour is one HTTP request to the server's API (server.http)."""
+
+    http: HttpOperation
+
+
+def _backend_kind(value: Any) -> str:
+    """Which form of `backend` a value is meant to be, so that a mistake in it is reported
+    against that form alone (a misspelt `sqll` as SQL's, not also as a missing `http`)."""
+    if isinstance(value, SqlBackend | HttpBackend):
+        return "sql" if isinstance(value, SqlBackend) else "http"
+    if not isinstance(value, dict):
+        return "name"
+    keys = [key for key in value if isinstance(key, str)]
+    if "http" in keys or (
+        not set(keys) & set(SqlBackend.model_fields) and difflib.get_close_matches("http", keys, 1, 0.6)
+    ):
+        return "http"
+    return "sql"
+
+
 class ToolAuth(_Strict):
     """Who may call a tool, over an authenticated transport."""
 
@@ -152,8 +206,14 @@ class Tool(_Strict):
     title: StrictStr | None = None
     description: Description
     annotations: Annotations | None = None
-    backend: StrictStr | SqlBackend = Field(
-        description="A built-in backend name, 'package.module:function', or {sql: ...} for a SQL tool."
+    backend: Annotated[
+        Annotated[StrictStr, Tag("name")]
+        | Annotated[SqlBackend, Tag("sql")]
+        | Annotated[HttpBackend, Tag("http")],
+        Discriminator(_backend_kind),
+    ] = Field(
+        description="A built-in backend name, 'package.module:function', {sql: ...} for a SQL tool or "
+        "{http: ...} for one request to the server's HTTP API."
     )
     parameters: dict[str, Parameter] = Field(default_factory=dict)
     output: SchemaNode | None = None
@@ -311,6 +371,54 @@ class ServerAuth(_Strict):
 TRANSPORTS = ("stdio", "http")
 
 
+# --- HTTP APIs (issue 28) -------------------------------------------------------------------------
+
+
+class BearerAuth(_Strict):
+    token: SettingRef = Field(description="The setting holding the bearer token.")
+
+
+class ApiKeyAuth(_Strict):
+    in_: Literal["header", "query"] = Field(alias="in", description="Where the key goes.")
+    name: StrictStr = Field(description="The header or query parameter name, e.g. X-API-Key.")
+    value: SettingRef = Field(description="The setting holding the key.")
+
+
+class BasicAuth(_Strict):
+    username: SettingRef
+    password: SettingRef
+
+
+class ClientCredentialsAuth(_Strict):
+    """OAuth 2 client credentials: a token fetched from the token URL, cached until it expires."""
+
+    token_url: StrictStr | SettingRef
+    client_id: SettingRef
+    client_secret: SettingRef
+    scopes: list[StrictStr] = Field(default_factory=list)
+
+
+class HttpAuth(_Strict):
+    """How the server proves itself to the API: one of the four, secrets only from settings."""
+
+    bearer: BearerAuth | None = None
+    api_key: ApiKeyAuth | None = None
+    basic: BasicAuth | None = None
+    oauth2_client_credentials: ClientCredentialsAuth | None = None
+
+
+class HttpApi(_Strict):
+    """The HTTP API a server's HTTP tools call."""
+
+    base_url: StrictStr | SettingRef = Field(
+        description="e.g. https://api.example.com/v1, or {setting: NAME}."
+    )
+    auth: HttpAuth | None = None
+    headers: dict[StrictStr, StrictStr] = Field(
+        default_factory=dict, description="Fixed headers sent with every request, e.g. {User-Agent: ...}."
+    )
+
+
 class Server(_Strict):
     name: StrictStr
     version: StrictStr
@@ -329,6 +437,7 @@ class Server(_Strict):
     )
     sqlite: SqliteData | None = Field(None, description="The SQLite database of the server's SQL tools.")
     auth: ServerAuth | None = Field(None, description="How HTTP callers are authenticated: oauth, api_keys.")
+    http: HttpApi | None = Field(None, description="The HTTP API the server's HTTP tools call.")
     transports: list[Literal["stdio", "http"]] = Field(
         default_factory=lambda: list(TRANSPORTS), description="The transports the server may be served on."
     )

@@ -61,7 +61,7 @@ def _diagnostics(err: ValidationError, doc: SourceDoc, model: type[BaseModel]) -
         path = _data_path(doc.data, error["loc"], names_key=kind in ("extra_forbidden", "missing"))
         if kind == "extra_forbidden":
             key = str(path[-1])
-            allowed = _field_names(_model_at(model, path[:-1]))
+            allowed = _allowed_keys(model, path[:-1], key)
             diag = diagnostic(
                 "SPEC_KEY_UNKNOWN",
                 f"unknown key '{key}'" + _where(path[:-1]),
@@ -137,11 +137,30 @@ def _data_path(data: Any, loc: tuple[Any, ...], *, names_key: bool) -> NodePath:
     return tuple(path)
 
 
+def _allowed_keys(model: type[BaseModel], path: NodePath, key: str) -> list[str]:
+    """The keys of the node at `path`; where it is a union of models (a tool's backend), those
+    of the member the misspelt `key` is closest to, so the did-you-mean finds it."""
+    members = _union_models_at(model, path) or [_model_at(model, path)]
+    for member in members:
+        if did_you_mean(key, _field_names(member)):
+            return _field_names(member)
+    return _field_names(members[0])
+
+
+def _union_models_at(model: type[BaseModel], path: NodePath) -> list[type[BaseModel]]:
+    parent = _model_at(model, path[:-1]) if path else None
+    field = _field_by_alias(parent, str(path[-1])) if parent is not None and path else None
+    if field is None or typing.get_origin(field.annotation) not in (typing.Union, types.UnionType):
+        return []
+    members = [_without_metadata(a) for a in typing.get_args(field.annotation)]
+    return [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+
+
 def _model_at(model: type[BaseModel], path: NodePath) -> type[BaseModel] | None:
     """The spec model that describes the node at `path` (to list its allowed keys)."""
     current: Any = model
     for part in path:
-        current = _unwrap_model(current)
+        current = _unwrap_model(current, str(part))
         if current is None:
             return None
         if isinstance(current, type) and issubclass(current, BaseModel):
@@ -162,16 +181,24 @@ def _model_at(model: type[BaseModel], path: NodePath) -> type[BaseModel] | None:
     return result if isinstance(result, type) and issubclass(result, BaseModel) else None
 
 
-def _unwrap_model(annotation: Any) -> Any:
+def _unwrap_model(annotation: Any, key: str | None = None) -> Any:
+    """The model (or container) a field's annotation holds; of a union of models, the one that
+    has `key` when one does (a tool's backend: {sql: ...} or {http: ...})."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        members = [_without_metadata(a) for a in typing.get_args(annotation) if a is not type(None)]
         models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+        models.sort(key=lambda m: key is None or _field_by_alias(m, key) is None)
         containers = [m for m in members if typing.get_origin(m) in (dict, list)]
         return (models or containers or [None])[0]
     if origin is typing.Annotated:
         return _unwrap_model(typing.get_args(annotation)[0])
     return annotation
+
+
+def _without_metadata(annotation: Any) -> Any:
+    """`Annotated[X, Tag(...)]` -> X: a discriminated union's members carry their tags."""
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
 
 
 def _field_by_alias(model: type[BaseModel], key: str) -> Any:
