@@ -42,6 +42,14 @@ class ArgumentsError(ValueError):
         self.problems = problems
 
 
+def published_arguments(params: Any) -> dict[str, Any]:
+    """A validated input model's arguments by their published names (the inputSchema's), as JSON
+    values: what declared engines (SQL's $names, HTTP's placements) bind by name."""
+    if hasattr(params, "model_dump"):
+        return params.model_dump(mode="json", by_alias=True)
+    return dict(params) if isinstance(params, Mapping) else dict(vars(params))
+
+
 def validate_arguments(
     model: type[M], arguments: Mapping[str, Any], input_schema: Mapping[str, Any] | None = None
 ) -> M:

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from lynxc.runtime.arguments import published_arguments
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
@@ -44,7 +45,9 @@ async def call_http(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
     catalog, tool = _tool(ctx)
     settings = ctx.settings
-    request = build_request(tool, _base_url(catalog, settings), catalog.server.headers, _arguments(params))
+    request = build_request(
+        tool, _base_url(catalog, settings), catalog.server.headers, published_arguments(params)
+    )
     seconds = _timeout(catalog, settings)
     call = Call(
         tool=tool,
@@ -77,13 +80,6 @@ def _tool(ctx: ToolContext) -> tuple[HttpCatalog, HttpTool]:
     if tool is None:
         raise ToolError(f"{ctx.tool!r} is not an HTTP tool of this server's http.json (run `lynxc build`)")
     return catalog, tool
-
-
-def _arguments(params: Any) -> dict[str, Any]:
-    """The arguments by their published names (http.json's parameter names) as JSON values."""
-    if hasattr(params, "model_dump"):
-        return params.model_dump(mode="json", by_alias=True)
-    return dict(params) if isinstance(params, Mapping) else dict(vars(params))
 
 
 def _base_url(catalog: HttpCatalog, settings: Mapping[str, Any]) -> str:

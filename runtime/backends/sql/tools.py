@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 
+from lynxc.runtime.arguments import published_arguments
 from lynxc.runtime.backend import backend
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
@@ -53,7 +54,7 @@ SHOWN_VALUE_CHARS = 60
 )
 async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     catalog, tool = _tool(ctx)
-    arguments = _arguments(params)
+    arguments = published_arguments(params)
     # The statement already stops at max_rows + 1; a smaller cap (never larger) cuts further.
     limit = max(1, min(int(ctx.caps.get("max_rows", tool.max_rows)), tool.max_rows))
     wanted = 1 if tool.result == "one" else limit + 1
@@ -111,13 +112,6 @@ def _tool(ctx: ToolContext) -> tuple[SqlCatalog, SqlTool]:
     if tool is None:
         raise ToolError(f"{ctx.tool!r} is not a SQL tool of this server's sql.json (run `lynxc build`)")
     return catalog, tool
-
-
-def _arguments(params: Any) -> dict[str, Any]:
-    """The arguments by their published names (the statement's $names) as JSON values."""
-    if hasattr(params, "model_dump"):
-        return params.model_dump(mode="json", by_alias=True)
-    return dict(params) if isinstance(params, Mapping) else dict(vars(params))
 
 
 def _timeout(catalog: SqlCatalog, settings: Mapping[str, Any]) -> float:

@@ -7,11 +7,30 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lynxc.runtime.backends.http.catalog import HttpTool
 from lynxc.runtime.backends.http.tools import call_http
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.definition import ServerDefinition
 
 CAPS = {"max_response_bytes": 1_048_576, "max_output_json_bytes": 1_048_576}
+
+
+def parsed_tool(**changes: Any) -> HttpTool:
+    """A parsed HTTP tool (GET /x, JSON, no placements) with `changes` applied."""
+    fields: dict[str, Any] = {
+        "name": "t",
+        "method": "GET",
+        "path": "/x",
+        "path_params": {},
+        "query": {},
+        "headers": {},
+        "body": None,
+        "response": "json",
+        "result": None,
+        "wrap": None,
+        "idempotent": True,
+    }
+    return HttpTool(**{**fields, **changes})
 
 
 def http_tool(path: str, method: str = "GET", **fields: Any) -> dict[str, Any]:

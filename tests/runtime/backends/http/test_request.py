@@ -17,23 +17,11 @@ from lynxc.runtime.backends.http.request import (
     query_pairs,
 )
 from lynxc.runtime.errors import ToolError
+from tests.runtime.backends.http.engine import parsed_tool
 
 
 def tool(**changes: Any) -> HttpTool:
-    fields: dict[str, Any] = {
-        "name": "t",
-        "method": "GET",
-        "path": "/files/{name}",
-        "path_params": {"name": "name"},
-        "query": {},
-        "headers": {},
-        "body": None,
-        "response": "json",
-        "result": None,
-        "wrap": None,
-        "idempotent": True,
-    }
-    return HttpTool(**{**fields, **changes})
+    return parsed_tool(**{"path": "/files/{name}", "path_params": {"name": "name"}, **changes})
 
 
 @pytest.mark.parametrize(

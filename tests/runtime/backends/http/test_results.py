@@ -3,33 +3,15 @@ excerpts with secrets masked."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from lynxc.runtime.backends.http.catalog import Auth, HttpTool
+from lynxc.runtime.backends.http.catalog import Auth
 from lynxc.runtime.backends.http.credentials import secret_values
 from lynxc.runtime.backends.http.redaction import excerpt, redact_secrets
 from lynxc.runtime.backends.http.results import json_result, pointed, status_error, text_result
 from lynxc.runtime.backends.http.retries import backoff, retry_after, retry_wait
 from lynxc.runtime.errors import ToolError
-
-
-def tool(**changes: Any) -> HttpTool:
-    fields: dict[str, Any] = {
-        "name": "t",
-        "method": "GET",
-        "path": "/x",
-        "path_params": {},
-        "query": {},
-        "headers": {},
-        "body": None,
-        "response": "json",
-        "result": None,
-        "wrap": None,
-        "idempotent": True,
-    }
-    return HttpTool(**{**fields, **changes})
+from tests.runtime.backends.http.engine import parsed_tool as tool
 
 
 def test_backoff_doubles_from_half_a_second() -> None:
