@@ -78,26 +78,22 @@ class ServerDefinition:
 
     def sql_catalog(self) -> Any:
         """The SQL tools' statements and data (sql.json, parsed once by the sql backend)."""
-        catalog = self._parsed.get("sql")
-        if catalog is None:
-            if not self.sql:
-                raise DefinitionError(
-                    f"{self.folder / 'server.py'} declares no SQL tools (run `lynxc build`)"
-                )
-            module = importlib.import_module(SQL_CATALOG)
-            catalog = self._parsed["sql"] = module.parse_catalog(self.read_checked(self.sql))
-        return catalog
+        return self._catalog("sql", self.sql, SQL_CATALOG, "SQL")
 
     def http_catalog(self) -> Any:
         """The HTTP tools' requests (http.json, parsed once by the http backend)."""
-        catalog = self._parsed.get("http")
+        return self._catalog("http", self.http, HTTP_CATALOG, "HTTP")
+
+    def _catalog(self, key: str, relative: str | None, parser: str, kind: str) -> Any:
+        """A declared engine's generated file, parsed once by `parser`'s parse_catalog."""
+        catalog = self._parsed.get(key)
         if catalog is None:
-            if not self.http:
+            if not relative:
                 raise DefinitionError(
-                    f"{self.folder / 'server.py'} declares no HTTP tools (run `lynxc build`)"
+                    f"{self.folder / 'server.py'} declares no {kind} tools (run `lynxc build`)"
                 )
-            module = importlib.import_module(HTTP_CATALOG)
-            catalog = self._parsed["http"] = module.parse_catalog(self.read_checked(self.http))
+            module = importlib.import_module(parser)
+            catalog = self._parsed[key] = module.parse_catalog(self.read_checked(relative))
         return catalog
 
     def load_record_model(self, resource: Resource) -> type:

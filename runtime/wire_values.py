@@ -108,6 +108,21 @@ def json_kind(value: Any) -> str:
     return "an array" if isinstance(value, list | tuple) else "an object"
 
 
+def pointed_value(document: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 JSON pointer ('' or /a/0/b, ~1 for / and ~0 for ~ in a key);
+    LookupError when there is none."""
+    value = document
+    for raw in pointer.split("/")[1:] if pointer else []:
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            raise LookupError(pointer)
+    return value
+
+
 def json_size(value: Any) -> int:
     """UTF-8 bytes of `value` as compact JSON: the measure output caps are enforced in."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())

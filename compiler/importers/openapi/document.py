@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from lynxc.runtime.wire_values import pointed_value
+
 from .errors import OpenAPIError
 from .source import is_url, join, parse, read_text
 
@@ -79,18 +81,13 @@ class Document:
                 )
             target = join(node.file, file_part)
         root = self._file(target, node, where)
-        value: Any = root
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
             raise OpenAPIError(self.display(node.file), where, f"$ref {ref!r} is not a JSON pointer")
-        for token in pointer.split("/")[1:] if pointer else []:
-            key = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(value, dict) and key in value:
-                value = value[key]
-            elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-                value = value[int(key)]
-            else:
-                raise OpenAPIError(self.display(node.file), where, f"$ref {ref!r} points to nothing")
+        try:
+            value = pointed_value(root, pointer)
+        except LookupError:
+            raise OpenAPIError(self.display(node.file), where, f"$ref {ref!r} points to nothing") from None
         return Located(value, target, pointer)
 
     def _file(self, target: str, node: Located, where: str) -> Any:

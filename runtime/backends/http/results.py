@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lynxc.runtime.errors import ToolError
+from lynxc.runtime.wire_values import json_kind, pointed_value
 
 from .catalog import HttpTool
 from .redaction import excerpt
@@ -36,8 +37,8 @@ def json_result(tool: HttpTool, body: bytes, content_type: str, shown: str, secr
         return {}
     if not isinstance(value, dict):
         raise ToolError(
-            f"{shown} answered a JSON {_kind(value)}, not an object (a tool's structured result is an "
-            "object: set `wrap` in the spec)"
+            f"{shown} answered JSON that is {json_kind(value)}, not an object (a tool's structured "
+            "result is an object: set `wrap` in the spec)"
         )
     return value
 
@@ -58,25 +59,9 @@ def status_error(shown: str, status: int, reason: str, body: bytes, secrets: Ite
 
 def pointed(document: Any, pointer: str, shown: str) -> Any:
     """The value at an RFC 6901 pointer; missing -> a tool error naming the pointer."""
-    value = document
-    for raw in pointer.split("/")[1:]:
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, dict) and token in value:
-            value = value[token]
-        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
-            value = value[int(token)]
-        else:
-            raise ToolError(
-                f"{shown} answered JSON without the value at {pointer} (the tool's result pointer)"
-            )
-    return value
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    return "number"
+    try:
+        return pointed_value(document, pointer)
+    except LookupError:
+        raise ToolError(
+            f"{shown} answered JSON without the value at {pointer} (the tool's result pointer)"
+        ) from None

@@ -22,6 +22,7 @@ import anyio
 
 from lynxc.runtime.arguments import published_arguments
 from lynxc.runtime.backend import backend
+from lynxc.runtime.backends.declared import declared_tool
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
@@ -69,17 +70,7 @@ async def call_http(params: Any, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _tool(ctx: ToolContext) -> tuple[HttpCatalog, HttpTool]:
-    server = ctx.server
-    if server is None:
-        raise ToolError("no server definition: HTTP tools run inside a generated server")
-    try:
-        catalog = server.http_catalog()
-    except CatalogError as err:
-        raise ToolError(f"the server's http.json cannot be read: {err} (run `lynxc build`)") from None
-    tool = catalog.tools.get(ctx.tool)
-    if tool is None:
-        raise ToolError(f"{ctx.tool!r} is not an HTTP tool of this server's http.json (run `lynxc build`)")
-    return catalog, tool
+    return declared_tool(ctx, lambda server: server.http_catalog(), CatalogError, "an HTTP", "http.json")
 
 
 def _base_url(catalog: HttpCatalog, settings: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ import anyio
 
 from lynxc.runtime.arguments import published_arguments
 from lynxc.runtime.backend import backend
+from lynxc.runtime.backends.declared import declared_tool
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 from lynxc.runtime.wire_values import fit_list_to_json_cap
@@ -101,17 +102,7 @@ async def _fetch_duckdb(
 
 
 def _tool(ctx: ToolContext) -> tuple[SqlCatalog, SqlTool]:
-    server = ctx.server
-    if server is None:
-        raise ToolError("no server definition: SQL tools run inside a generated server")
-    try:
-        catalog = server.sql_catalog()
-    except CatalogError as err:
-        raise ToolError(f"the server's sql.json cannot be read: {err} (run `lynxc build`)") from None
-    tool = catalog.tools.get(ctx.tool)
-    if tool is None:
-        raise ToolError(f"{ctx.tool!r} is not a SQL tool of this server's sql.json (run `lynxc build`)")
-    return catalog, tool
+    return declared_tool(ctx, lambda server: server.sql_catalog(), CatalogError, "a SQL", "sql.json")
 
 
 def _timeout(catalog: SqlCatalog, settings: Mapping[str, Any]) -> float:

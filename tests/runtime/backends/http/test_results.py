@@ -48,7 +48,9 @@ def test_json_results_are_objects_or_wrapped() -> None:
     assert json_result(tool(), b"", "", "GET /x", []) == {}  # 204 No Content
     assert json_result(tool(wrap="items"), b"[1, 2]", "", "GET /x", []) == {"items": [1, 2]}
     assert json_result(tool(result="/n", wrap="n"), b'{"n": 3}', "", "GET /x", []) == {"n": 3}
-    with pytest.raises(ToolError, match=r"^GET /x answered a JSON array, not an object .*set `wrap`"):
+    with pytest.raises(
+        ToolError, match=r"^GET /x answered JSON that is an array, not an object .*set `wrap`"
+    ):
         json_result(tool(), b"[1]", "", "GET /x", [])
     with pytest.raises(
         ToolError, match=r"^GET /x answered a body that is not JSON \(text/html\): <b>k-\*\*\*</b>$"
