@@ -17,20 +17,7 @@ CAPS = {"max_response_bytes": 1_048_576, "max_output_json_bytes": 1_048_576}
 
 def parsed_tool(**changes: Any) -> HttpTool:
     """A parsed HTTP tool (GET /x, JSON, no placements) with `changes` applied."""
-    fields: dict[str, Any] = {
-        "name": "t",
-        "method": "GET",
-        "path": "/x",
-        "path_params": {},
-        "query": {},
-        "headers": {},
-        "body": None,
-        "response": "json",
-        "result": None,
-        "wrap": None,
-        "idempotent": True,
-    }
-    return HttpTool(**{**fields, **changes})
+    return HttpTool(**{"name": "t", **http_tool("/x"), **changes})
 
 
 def http_tool(path: str, method: str = "GET", **fields: Any) -> dict[str, Any]:
