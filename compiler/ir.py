@@ -13,6 +13,7 @@ from typing import Any
 
 from lynxc.runtime.backends.sql.catalog import THREADS_SETTING as SQL_THREADS_SETTING
 from lynxc.runtime.backends.sql.catalog import TIMEOUT_SETTING as SQL_TIMEOUT_SETTING
+from lynxc.runtime.caller_arguments import AUTH_META_KEY as AUTH_META_KEY  # who may call what
 
 from .diagnostics import Span
 
@@ -43,9 +44,6 @@ class ClaimParamIR:
     name: str
     claim: str
     type: str  # its JSON type: string, integer, number or boolean
-
-
-AUTH_META_KEY = "lynxc/auth"  # where tools.json (and tools/list) say who may call what
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ from typing import Any
 from .auth.caller import Caller
 from .wire_values import json_kind
 
-AUTH_META_KEY = "lynxc/auth"  # the compiler writes it (compiler/ir.py): the same key
-CALLER_CLAIMS_SETTING = "caller_claims"  # stdio's caller claims (compiler/lower/auth.py)
+AUTH_META_KEY = "lynxc/auth"  # where tools.json (and tools/list) say who may call what
+# The setting that gives a stdio server its caller's claims: stdio has no caller authentication
+# (the client started the process), so identity-bound parameters read their values from it.
+CALLER_CLAIMS_SETTING = "caller_claims"
 
 _JSON_TYPE_CHECKS = {
     "string": lambda v: isinstance(v, str),

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from lynxc.runtime.auth.urls import is_trusted_transport
+from lynxc.runtime.caller_arguments import CALLER_CLAIMS_SETTING
 
 from ..diagnostics import Diagnostic
 from ..ir import AuthIR, ClaimParamIR, ValueSourceIR
@@ -22,9 +23,6 @@ from ..spec.load import SpecSource, ToolSource
 from ..spec.models import SchemaNode, SettingRef
 from ..suggest import did_you_mean
 
-# The setting that gives a stdio server its caller's claims: stdio has no caller authentication
-# (the client started the process), so identity-bound parameters read their values from it.
-CALLER_CLAIMS_SETTING = "caller_claims"
 CLAIM_TYPES = ("string", "integer", "number", "boolean")
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+")

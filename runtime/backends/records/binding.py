@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lynxc.runtime.caller_arguments import CALLER_CLAIMS_SETTING
 from lynxc.runtime.errors import ToolError
 from lynxc.runtime.wire_values import json_kind
 
@@ -34,8 +35,6 @@ from .filters import INT64_MAX, INT64_MIN, Condition, condition_sql, stored_path
 
 if TYPE_CHECKING:
     from lynxc.runtime.auth.caller import Caller
-
-CALLER_CLAIMS_SETTING = "caller_claims"  # how stdio names its caller (runtime/caller_arguments.py)
 
 
 @dataclass(frozen=True)
