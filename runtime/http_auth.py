@@ -20,12 +20,12 @@ no `error`, no `scope`) and checks `exp` with no clock leeway, so lynxc writes i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.authentication import AuthCredentials
 from starlette.requests import Request
@@ -36,7 +36,7 @@ from .auth.api_keys import KEY_PREFIX
 from .auth.caller import Caller
 from .auth.config import PROTECTED_RESOURCE_WELL_KNOWN, Authenticator
 from .auth.refusals import AuthRefused
-from .http_json_bodies import ASGIApp, Message, Receive, Send
+from .http_json_bodies import PARSED_MESSAGE, ASGIApp, Message, Receive, Send
 
 _CREDENTIAL_PARAMETERS = {"access_token", "api_key", "apikey", "key", "token"}
 _OUTCOMES: dict[int, Outcome] = {400: "refused", 401: "unauthenticated", 403: "forbidden", 503: "refused"}
@@ -125,34 +125,22 @@ class ToolScopes:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        first = await receive()
-        # The body check (http_json_bodies) hands on a whole, valid body as one message; a body
-        # over the size limit comes in parts and is refused by the SDK (413) without being read.
-        if first.get("type") == "http.request" and not first.get("more_body", False):
-            for tool in _called_tools(first.get("body", b"")):
-                missing = user.caller.missing_scopes(self.needed.get(tool, frozenset()))
-                if missing:
-                    needed = " ".join(sorted(self.needed[tool]))
-                    reason = f"tool {tool!r} needs the scope {' '.join(missing)}"
-                    challenge = {"error": "insufficient_scope", "scope": needed, "error_description": reason}
-                    await send_refusal(scope, send, 403, self.metadata_url, challenge, reason)
-                    if self.audit is not None:
-                        duration = (time.perf_counter() - started) * 1000
-                        event = AuditEvent(
-                            tool, "forbidden", duration, caller=user.caller, status=403, reason=reason
-                        )
-                        self.audit.record(event)
-                    return
-        delivered = False
-
-        async def replay() -> Message:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return first
-            return await receive()
-
-        await self.app(scope, replay, send)
+        # The body check (http_json_bodies) left the message it parsed; a body over the size
+        # limit it did not read, and the SDK refuses it (413) without running anything.
+        tool = _called_tool(scope.get(PARSED_MESSAGE))
+        missing = user.caller.missing_scopes(self.needed.get(tool, frozenset())) if tool else []
+        if not missing:
+            await self.app(scope, receive, send)
+            return
+        needed = " ".join(sorted(self.needed[tool]))
+        reason = f"tool {tool!r} needs the scope {' '.join(missing)}"
+        challenge = {"error": "insufficient_scope", "scope": needed, "error_description": reason}
+        await send_refusal(scope, send, 403, self.metadata_url, challenge, reason)
+        if self.audit is not None:
+            duration = (time.perf_counter() - started) * 1000
+            self.audit.record(
+                AuditEvent(tool, "forbidden", duration, caller=user.caller, status=403, reason=reason)
+            )
 
 
 def _presented_token(scope: Message) -> str | None:
@@ -179,19 +167,12 @@ def _presented_token(scope: Message) -> str | None:
     return token
 
 
-def _called_tools(body: bytes) -> list[str]:
-    try:
-        document = json.loads(body)
-    except (ValueError, RecursionError):
-        return []
-    messages = document if isinstance(document, list) else [document]
-    names = []
-    for message in messages:
-        if isinstance(message, dict) and message.get("method") == "tools/call":
-            params = message.get("params")
-            if isinstance(params, dict) and isinstance(params.get("name"), str):
-                names.append(params["name"])
-    return names
+def _called_tool(message: Any) -> str | None:
+    """The tool a tools/call request names (MCP has no batches: the body check refuses them)."""
+    if not isinstance(message, types.JSONRPCRequest) or message.method != "tools/call":
+        return None
+    name = (message.params or {}).get("name")
+    return name if isinstance(name, str) else None
 
 
 async def send_refusal(

@@ -29,6 +29,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Message, Receive, Send], Awaitable[None]]
 
 
+# Where the checked message of a JSON POST is left in the ASGI scope for the middlewares behind.
+PARSED_MESSAGE = "lynxc.jsonrpc_message"
+
+
 class StrictJSONBodies:
     def __init__(self, app: ASGIApp, *, path: str, max_body_size: int):
         self.app = app
@@ -52,7 +56,8 @@ class StrictJSONBodies:
             if not message.get("more_body", False):
                 body = b"".join(part.get("body", b"") for part in received)
                 try:
-                    parse_frame(body)
+                    # kept for what follows (http_auth reads which tool is called), parsed once
+                    scope[PARSED_MESSAGE] = parse_frame(body)
                 except FrameError as err:
                     await send_error_answer(send, err.answer)
                     return
