@@ -11,9 +11,8 @@ that the runtime's answer is checked against.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,7 +21,6 @@ from ..diagnostics import Diagnostic
 from ..ir import (
     HTTP_RETRIES_SETTING,
     HTTP_TIMEOUT_SETTING,
-    HttpDataIR,
     HttpToolIR,
     ToolIR,
     ValueSourceIR,
@@ -406,17 +404,3 @@ def _scalar_array(schema: Mapping[str, Any]) -> bool:
 
 def _is_pointer(pointer: str) -> bool:
     return pointer == "" or (pointer.startswith("/") and not re.search(r"~[^01]|~$", pointer))
-
-
-def http_data(
-    base_url: ValueSourceIR, auth_json: str, headers: tuple[tuple[str, str], ...], tools: Iterable[HttpToolIR]
-) -> HttpDataIR:
-    return HttpDataIR(base_url, auth_json, headers, tuple(tools))
-
-
-def auth_setting_names(auth_json: str) -> list[str]:
-    """The settings the API's credentials come from (for docs and checks)."""
-    auth = json.loads(auth_json)
-    if not auth:
-        return []
-    return [value["setting"] for value in auth.values() if isinstance(value, dict) and "setting" in value]

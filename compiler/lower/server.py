@@ -25,6 +25,7 @@ from ..ir import (
     AcknowledgementIR,
     AuthIR,
     CapIR,
+    HttpDataIR,
     ParamIR,
     ResourceIR,
     ServerIR,
@@ -47,7 +48,7 @@ from .auth import (
     lower_tool_auth,
 )
 from .backend_probe import Declaration, read_declarations, refused_target
-from .http import HTTP_BACKEND, check_http_tool, http_data, is_http_tool, lower_http_api, with_http_caps
+from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
 from .model_files import check_model_files, same_file, tool_module
 from .records_tools import (
     DATA_DIR_SETTING,
@@ -321,7 +322,7 @@ def lower(
             diagnostics.extend(request_diagnostics)
             tools[index] = checked_tool
             requests.append(request)
-        http = http_data(base_url, http_auth, http_headers, requests)
+        http = HttpDataIR(base_url, http_auth, http_headers, tuple(requests))
 
     if has_errors(diagnostics):
         return Result(None, tuple(diagnostics))

@@ -138,9 +138,6 @@ class SqlBackend(_Strict):
     )
 
 
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-
-
 class HttpOperation(_Strict):
     """One HTTP request to the server's API: where each parameter goes, and what comes back."""
 
