@@ -29,6 +29,7 @@ from typing import Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, declaration, load_backend
 
+from ..depfile import BUILD_INPUT_EVENT
 from ..limits import BACKEND_IMPORT_CPU_SECONDS, BACKEND_IMPORT_WALL_SECONDS
 
 # The child takes the compiler's `sys.path` before importing anything of lynxc: both then see
@@ -119,6 +120,8 @@ def _read_in_child(targets: list[str], cpu_seconds: float, wall_seconds: float) 
             except subprocess.TimeoutExpired as late:  # something escaped the group and holds the pipe
                 out, err = late.stdout or b"", b""
     answers, started = _parse(out)
+    for file in _imported_files(out):  # the build read them, in the child: see depfile.py
+        sys.audit(BUILD_INPUT_EVENT, file)
     found = {target: _declaration(target, answers[target]) for target in targets if target in answers}
     unread = [target for target in targets if target not in answers]
     if not unread:
@@ -199,6 +202,18 @@ def _parse(out: bytes) -> tuple[dict[str, dict[str, Any]], str | None]:
     return answers, started
 
 
+def _imported_files(out: bytes) -> list[str]:
+    """The source files of the modules the child had imported once it read every backend."""
+    for line in out.decode(errors="replace").splitlines():
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(message, dict) and isinstance(message.get("modules"), list):
+            return [file for file in message["modules"] if isinstance(file, str)]
+    return []
+
+
 def _declaration(target: str, answer: Mapping[str, Any]) -> Declaration:
     raised = answer.get("raised")
     if raised is not None:
@@ -269,6 +284,16 @@ def child_main(request: Mapping[str, Any]) -> None:
     for target in request["targets"]:
         _answer(answers, {"target": target, "start": True})
         _answer(answers, {"target": target, **_inspect_target(target)})
+    # What a backend's declaration was read from, for the build cache (the parent keeps the
+    # project's files, not the interpreter's or lynxc's).
+    modules = sorted(
+        {
+            file
+            for module in list(sys.modules.values())
+            if isinstance(file := getattr(module, "__file__", None), str)
+        }
+    )
+    _answer(answers, {"modules": modules})
     answers.close()
     os._exit(0)  # not atexit handlers nor non-daemon threads a backend module may have started
 

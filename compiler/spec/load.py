@@ -4,19 +4,17 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, Result, Span
 from ..limits import MAX_TOOLS
 from ..rules import diagnostic
+from .discover import SERVER_FILE, YAML_SUFFIXES, display_path
+from .discover import discover_specs as discover_specs  # where callers have found it
 from .models import FolderItemFile, Resource, ResourceFile, ServerFile, Tool, ToolFile
 from .parse import parse_document
 from .source import NodePath, SourceDoc, load_yaml, too_large
-
-SERVER_FILE = "server.yaml"
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -40,30 +38,6 @@ class SpecSource:
     tools: tuple[ToolSource, ...]
     files: tuple[tuple[str, str], ...]  # (display path, sha256) of every file read
     resources: tuple[ResourceSource, ...] = ()
-
-
-def display_path(path: Path) -> str:
-    """Paths relative to the working directory when under it, so messages stay short."""
-    try:
-        return (
-            os.path.relpath(path.resolve(), Path.cwd())
-            if path.resolve().is_relative_to(Path.cwd())
-            else str(path)
-        )
-    except ValueError:
-        return str(path)
-
-
-def discover_specs(specs_dir: Path) -> list[Path]:
-    if not specs_dir.is_dir():
-        return []
-    found = []
-    for entry in sorted(specs_dir.iterdir()):
-        if (entry.is_dir() and (entry / SERVER_FILE).is_file()) or (
-            entry.is_file() and entry.suffix in YAML_SUFFIXES
-        ):
-            found.append(entry)
-    return found
 
 
 def load_spec(path: Path) -> Result[SpecSource]:
