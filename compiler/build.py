@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cache import Store, cache_dir
+from .cache import Store, cache_dir, diagnostic_from_payload, diagnostic_payload
 from .depfile import BUILD_INPUT_EVENT, Recorder, unchanged
 from .diagnostics import Diagnostic, Span, has_errors, sort_diagnostics
 from .files import GENERATED_DIR, leftover_temp_files, remove_staging, replace_tree, write_text_atomic
@@ -128,7 +128,8 @@ def _server_build(
     reused = _reused(cache.get(_SERVER_ENTRY, key))
     if reused is not None:
         return reused
-    with Recorder([*map(str, package_roots()), str(cache.root)]) as seen:
+    kept = [str(project), str(path if path.is_dir() else path.parent)]
+    with Recorder(kept, [*map(str, package_roots()), str(cache.root)]) as seen:
         part = _compile_server(project, path, settings, cache)
     # Only a clean build is kept: an error may come from a file that is missing, which no
     # recorded read would notice appearing (and a failing build is being edited anyway).
@@ -139,8 +140,8 @@ def _server_build(
             {
                 "inputs": seen.inputs,
                 "name": part.name,
-                "compiled": [_diagnostic_json(d) for d in part.compiled],
-                "released": [_diagnostic_json(d) for d in part.released],
+                "compiled": [diagnostic_payload(d) for d in part.compiled],
+                "released": [diagnostic_payload(d) for d in part.released],
                 "files": part.files,
             },
         )
@@ -159,9 +160,9 @@ def _reused(entry: Any) -> _ServerBuild | None:
         ):
             return None
         return _ServerBuild(
-            compiled=[_diagnostic_from_json(d) for d in entry["compiled"]],
+            compiled=[diagnostic_from_payload(d) for d in entry["compiled"]],
             name=entry["name"],
-            released=[_diagnostic_from_json(d) for d in entry["released"]],
+            released=[diagnostic_from_payload(d) for d in entry["released"]],
             files=dict(files),
         )
     except (KeyError, TypeError, ValueError, AttributeError):  # not what put() writes: a miss
@@ -184,7 +185,7 @@ def _compile_server(
     )
     from .wire import wire_from_ir
 
-    result = compile_spec(path, build_settings=settings)
+    result = compile_spec(path, build_settings=settings, cache=cache)
     part = _ServerBuild(list(result.diagnostics))
     server = result.value
     if server is None:
@@ -211,16 +212,6 @@ def _compile_server(
         **changelog_files(changelog, header_lines(named)),
     }
     return part
-
-
-def _diagnostic_json(item: Diagnostic) -> list[Any]:
-    span = item.span
-    return [item.rule_id, item.severity, item.message, [span.file, span.line, span.col], item.hint]
-
-
-def _diagnostic_from_json(item: Any) -> Diagnostic:
-    rule_id, severity, message, (file, line, col), hint = item
-    return Diagnostic(rule_id, severity, message, Span(file, line, col), hint)
 
 
 def spec_files(project: Path, spec_paths: Iterable[Path] = ()) -> list[Path]:

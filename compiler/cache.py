@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .diagnostics import Diagnostic, Span
 from .files import write_text_atomic
 
 CACHE_DIR = ".lynxc-cache"
@@ -101,3 +102,21 @@ class Store:
                 path.unlink(missing_ok=True)
             return None
         return payload
+
+
+def diagnostic_payload(item: Diagnostic) -> list[Any]:
+    """A diagnostic as a cache payload keeps it (see diagnostic_from_payload)."""
+    span = item.span
+    return [item.rule_id, item.severity, item.message, [span.file, span.line, span.col], item.hint]
+
+
+def diagnostic_from_payload(item: Any) -> Diagnostic:
+    """The diagnostic `diagnostic_payload` gave; ValueError or TypeError if it is not one."""
+    rule_id, severity, message, (file, line, col), hint = item
+    if not all(isinstance(v, str) for v in (rule_id, severity, message, file)) or not all(
+        isinstance(v, int) for v in (line, col)
+    ):
+        raise TypeError("not a diagnostic")
+    if hint is not None and not isinstance(hint, str):
+        raise TypeError("not a hint")
+    return Diagnostic(rule_id, severity, message, Span(file, line, col), hint)

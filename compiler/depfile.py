@@ -62,12 +62,16 @@ def unchanged(inputs: Mapping[str, str]) -> bool:
 
 
 class Recorder:
-    """`with Recorder(ignored) as seen:` ... `seen.inputs` maps each input to its state when
-    first read. `ignored` are folders whose files are no inputs (lynxc, the interpreter...)."""
+    """`with Recorder(kept, ignored) as seen:` ... `seen.inputs` maps each input to its state
+    when first read. Files under `ignored` (lynxc, the interpreter, the libraries) are no
+    inputs, nor those of the temporary folder (where a build keeps its scratch files) unless
+    they lie under `kept` (the project and the spec: a project may live in /tmp)."""
 
-    def __init__(self, ignored: Iterable[str]) -> None:
-        roots = [*ignored, sys.prefix, sys.base_prefix, sys.exec_prefix, tempfile.gettempdir()]
-        self._ignored = tuple(os.path.join(os.path.abspath(root), "") for root in roots)
+    def __init__(self, kept: Iterable[str], ignored: Iterable[str]) -> None:
+        roots = [*ignored, sys.prefix, sys.base_prefix, sys.exec_prefix]
+        self._ignored = tuple(_folder(root) for root in roots)
+        self._scratch = _folder(tempfile.gettempdir())
+        self._kept = tuple(_folder(root) for root in kept)
         self.inputs: dict[str, str] = {}
         self.missed = False  # a read it could not note: what was built must not be kept
 
@@ -90,9 +94,18 @@ class Recorder:
 
     def add(self, path: str) -> None:
         absolute = os.path.abspath(path)
-        if absolute in self.inputs or absolute.startswith(self._ignored) or absolute.startswith(_SYSTEM):
+        if absolute in self.inputs or absolute.startswith(_SYSTEM):
+            return
+        if absolute.startswith(self._ignored):
+            return
+        if absolute.startswith(self._scratch) and not absolute.startswith(self._kept):
             return
         self.inputs[absolute] = state_of(absolute)
+
+
+def _folder(path: str) -> str:
+    """`path` made absolute with a trailing separator, for prefix tests."""
+    return os.path.join(os.path.abspath(path), "")
 
 
 def _hook(event: str, args: tuple) -> None:  # type: ignore[type-arg]
