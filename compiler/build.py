@@ -125,7 +125,7 @@ def _server_build(
         "project": os.path.abspath(project),
         "cwd": os.getcwd(),  # messages name files relative to it
     }
-    reused = _reused(cache.get(_SERVER_ENTRY, key))
+    reused = cache.get(_SERVER_ENTRY, key, _reused)
     if reused is not None:
         return reused
     kept = [str(project), str(path if path.is_dir() else path.parent)]
@@ -149,8 +149,7 @@ def _server_build(
 
 
 def _reused(entry: Any) -> _ServerBuild | None:
-    if entry is None:
-        return None
+    """The server's build kept in `entry`, if every input it read still holds the same."""
     try:
         if not unchanged(entry["inputs"]):
             return None

@@ -17,12 +17,14 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .diagnostics import Diagnostic, Span
 from .files import write_text_atomic
 
+T = TypeVar("T")
 CACHE_DIR = ".lynxc-cache"
 CACHE_DIR_ENV = "LYNXC_CACHE_DIR"
 _FORMAT = 1
@@ -51,13 +53,14 @@ class Store:
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 
-    def get(self, kind: str, key: Any) -> Any | None:
-        """The payload stored under (kind, key), or None: absent, unreadable or not intact."""
+    def get(self, kind: str, key: Any, accept: Callable[[Any], T | None]) -> T | None:
+        """What `accept` makes of the payload stored under (kind, key), or None: absent,
+        unreadable, not intact, or refused by `accept` (not the shape it wants, or out of date)."""
         name = self._name(kind, key)
-        path = self._path(kind, name)
-        payload = self._read(path, kind, name)
-        (self.misses if payload is None else self.hits)[kind] += 1
-        return payload
+        payload = self._read(self._path(kind, name), kind, name)
+        value = None if payload is None else accept(payload)
+        (self.misses if value is None else self.hits)[kind] += 1
+        return value
 
     def put(self, kind: str, key: Any, payload: Any) -> None:
         name = self._name(kind, key)

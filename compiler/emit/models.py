@@ -84,11 +84,15 @@ def _cached(document: dict[str, Any], header: str, cache: Store | None) -> str:
     if cache is None:
         return _generate(document, header)
     key = {"document": document, "header": header}
-    code = cache.get(MODELS_ENTRY, key)
-    if not isinstance(code, str):
+    code = cache.get(MODELS_ENTRY, key, _code)
+    if code is None:
         code = _generate(document, header)
         cache.put(MODELS_ENTRY, key, code)
     return code
+
+
+def _code(payload: Any) -> str | None:
+    return payload if isinstance(payload, str) else None
 
 
 def _generate(document: dict[str, Any], header: str) -> str:

@@ -48,7 +48,7 @@ def cached_check(cache: Store, server: SpecSource, build: BuildData):  # type: i
             "input_schema": input_schema,
             "max_rows": max_rows,
         }
-        kept = _checked(cache.get(SQL_ENTRY, key))
+        kept = cache.get(SQL_ENTRY, key, _checked)
         if kept is not None:
             return kept
         sql_ir, problems = check_statement(build, source, where, input_schema, max_rows)
@@ -66,8 +66,6 @@ def cached_check(cache: Store, server: SpecSource, build: BuildData):  # type: i
 
 
 def _checked(entry: Any) -> tuple[SqlToolIR | None, list[Diagnostic]] | None:
-    if entry is None:
-        return None
     try:
         problems = [diagnostic_from_payload(d) for d in entry["diagnostics"]]
         ir = entry["ir"]
