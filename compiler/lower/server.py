@@ -719,7 +719,7 @@ def compile_spec(
     build_settings: Mapping[str, str] | None = None,
     cache: Store | None = None,
 ) -> Result[ServerIR]:
-    loaded = load_spec(path)
+    loaded = load_spec(path, cache)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
     lowered = lower(loaded.value, check_backends=check_backends, build_settings=build_settings, cache=cache)
