@@ -27,7 +27,6 @@ from .spec.discover import discover_specs, display_path
 if TYPE_CHECKING:
     from .ir import ServerIR
 
-CHANGELOG_DIR = "schema-changelog"  # review/changelog.py reads a server's releases there
 _SERVER_ENTRY = "server"
 
 
@@ -73,7 +72,8 @@ def build(
     """Compile the given specs (default: every spec under specs/) into generated files.
     `settings` are values given on the command line (`--set NAME=VALUE`): a database setting's
     value is the database the build checks SQL statements against. Such a build never uses
-    `cache`: a live database cannot be hashed. With a cache, `servers` is empty."""
+    `cache`: a live database cannot be hashed. A build that uses a cache hands out no IRs
+    (`servers` is empty): `names` says what it built."""
     _importable(project)
     paths = spec_files(project, spec_paths)
     if settings:
@@ -129,7 +129,8 @@ def _server_build(
     if reused is not None:
         return reused
     kept = [str(project), str(path if path.is_dir() else path.parent)]
-    with Recorder(kept, [*map(str, package_roots()), str(cache.root)]) as seen:
+    listed = str(path) if path.is_dir() else None
+    with Recorder(kept, [*map(str, package_roots()), str(cache.root)], listed) as seen:
         part = _compile_server(project, path, settings, cache)
     # Only a clean build is kept: an error may come from a file that is missing, which no
     # recorded read would notice appearing (and a failing build is being edited anyway).
@@ -176,6 +177,8 @@ def _compile_server(
     from .lint.linter import lint_server
     from .lower.server import compile_spec
     from .review.changelog import (
+        CHANGELOG_DIR,
+        RELEASES_FILE,
         build_changelog,
         changelog_files,
         check_version,
@@ -190,9 +193,9 @@ def _compile_server(
     if server is None:
         return part
     part.name, part.server = server.name, server
-    # Whether the server has releases decides its output, even when it has none (nothing read).
-    releases_dir = project / CHANGELOG_DIR / server.name
-    sys.audit(BUILD_INPUT_EVENT, str(releases_dir))
+    # Whether the server has releases decides its output, even when it has none (then nothing
+    # is read: load_releases only asks whether the index is there).
+    sys.audit(BUILD_INPUT_EVENT, str(project / CHANGELOG_DIR / server.name / RELEASES_FILE))
     releases, problems = load_releases(project, server.name)
     current = wire_from_ir(server, display_path(path))
     problems += check_version(server, current, releases)

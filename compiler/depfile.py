@@ -56,22 +56,35 @@ def state_of(path: str) -> str:
     return f"other:{stat.S_IFMT(info.st_mode)}"
 
 
+def own_files(files: Iterable[str], ignored: Iterable[str]) -> list[str]:
+    """Those of `files` a build depends on as inputs: not the interpreter's nor the installed
+    libraries' (whose versions the fingerprint covers), nor under `ignored` (lynxc's own)."""
+    roots = tuple(_folder(root) for root in [*ignored, sys.prefix, sys.base_prefix, sys.exec_prefix])
+    return [file for file in files if not os.path.abspath(file).startswith(roots)]
+
+
 def unchanged(inputs: Mapping[str, str]) -> bool:
     """Whether every recorded input still holds what it held."""
     return all(state_of(path) == state for path, state in inputs.items())
 
 
 class Recorder:
-    """`with Recorder(kept, ignored) as seen:` ... `seen.inputs` maps each input to its state
+    """`with Recorder(kept, ignored, listed) as seen:` ... `seen.inputs` maps each input to its state
     when first read. Files under `ignored` (lynxc, the interpreter, the libraries) are no
     inputs, nor those of the temporary folder (where a build keeps its scratch files) unless
-    they lie under `kept` (the project and the spec: a project may live in /tmp)."""
+    they lie under `kept` (the project and the spec: a project may live in /tmp). `listed` is
+    the spec's folder, whose listing counts even when it is on sys.path."""
 
-    def __init__(self, kept: Iterable[str], ignored: Iterable[str]) -> None:
+    def __init__(self, kept: Iterable[str], ignored: Iterable[str], listed: str | None = None) -> None:
         roots = [*ignored, sys.prefix, sys.base_prefix, sys.exec_prefix]
         self._ignored = tuple(_folder(root) for root in roots)
         self._scratch = _folder(tempfile.gettempdir())
         self._kept = tuple(_folder(root) for root in kept)
+        # Python's imports list every folder on sys.path (the project's root among them): those
+        # listings are the import system's, no build input, unless it is the spec's own folder.
+        self._import_folders = {os.path.abspath(entry or ".") for entry in sys.path} - (
+            {os.path.abspath(listed)} if listed is not None else set()
+        )
         self.inputs: dict[str, str] = {}
         self.missed = False  # a read it could not note: what was built must not be kept
 
@@ -92,9 +105,11 @@ class Recorder:
         would otherwise be recorded with content the output was not made from."""
         return not self.missed and unchanged(self.inputs)
 
-    def add(self, path: str) -> None:
+    def add(self, path: str, *, listing: bool = False) -> None:
         absolute = os.path.abspath(path)
         if absolute in self.inputs or absolute.startswith(_SYSTEM):
+            return
+        if listing and absolute in self._import_folders:
             return
         if absolute.startswith(self._ignored):
             return
@@ -111,11 +126,12 @@ def _folder(path: str) -> str:
 def _hook(event: str, args: tuple) -> None:  # type: ignore[type-arg]
     if not _active or getattr(_local, "busy", False):
         return
+    listing = event in _LISTING_EVENTS
     if event == "open":
         path, mode, flags = args
         if not _reads(mode, flags):
             return
-    elif event in _LISTING_EVENTS or event == BUILD_INPUT_EVENT:
+    elif listing or event == BUILD_INPUT_EVENT:
         path = args[0]
     else:
         return
@@ -125,7 +141,7 @@ def _hook(event: str, args: tuple) -> None:  # type: ignore[type-arg]
     try:
         name = os.fsdecode(path)
         for recorder in list(_active):
-            recorder.add(name)
+            recorder.add(name, listing=listing)
     except Exception:  # an audit hook must never break the open it watches
         for recorder in list(_active):
             recorder.missed = True

@@ -176,7 +176,7 @@ def lower(
         for t in (*declared_tools, *synthesized)
         if (target := resolve_target(backend_name(t.tool))) is not None
     ]
-    declarations = read_declarations(targets) if check_backends else {}
+    declarations = read_declarations(targets, cache=cache) if check_backends else {}
     if not SERVER_NAME.match(server.name):
         diagnostics.append(
             diagnostic(

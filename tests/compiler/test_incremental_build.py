@@ -22,8 +22,10 @@ from lynxc.compiler.build import BuildOutput, build, open_cache, write_files
 from lynxc.compiler.cache import CACHE_DIR, CACHE_DIR_ENV, Store
 from lynxc.compiler.emit.models import MODELS_ENTRY
 from lynxc.compiler.fingerprint import compiler_fingerprint
+from lynxc.compiler.lower.backend_probe import PROBE_ENTRY
 from lynxc.compiler.lower.sql.statement_cache import SQL_ENTRY
 from lynxc.compiler.scaffold import scaffold
+from lynxc.compiler.spec.source import YAML_ENTRY
 from tests.conftest import LYNXC, ROOT
 
 SERVER = """\
@@ -240,6 +242,19 @@ def test_a_no_change_build_compiles_nothing_and_one_edit_recompiles_one_tool(tmp
     assert edited.misses["server"] == 1 and edited.hits["server"] == 1
     assert (edited.misses[SQL_ENTRY], edited.hits[SQL_ENTRY]) == (1, 2)
     assert (edited.misses[MODELS_ENTRY], edited.hits[MODELS_ENTRY]) == (1, 2)
+    assert edited.hits[YAML_ENTRY] == 3 and edited.misses[YAML_ENTRY] == 1  # server.yaml, the others
+
+    spec = project / "specs" / "hello.yaml"
+    spec.write_text(spec.read_text().replace("quick size checks", "quick size checks (edited)"))
+    described = open_cache(project)
+    build(project, cache=described)
+    assert described.misses["server"] == 1 and described.hits[PROBE_ENTRY] == 1  # no child process
+
+    backend = project / "hello_backend.py"
+    backend.write_text(backend.read_text() + "\n# touched\n")
+    touched = open_cache(project)
+    build(project, cache=touched)
+    assert touched.misses["server"] == 1 and touched.misses[PROBE_ENTRY] == 1  # read again
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garble", "empty", "swap", "foreign", "not-json-payload"])
@@ -364,3 +379,32 @@ print([name for name in heavy if name in sys.modules])
 def test_init_keeps_the_cache_out_of_commits(tmp_path: Path) -> None:
     scaffold(tmp_path, "hello")
     assert f"{CACHE_DIR}/" in (tmp_path / ".gitignore").read_text().splitlines()
+
+
+def test_lynxc_cache_dir_moves_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = make_project(tmp_path / "project")
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
+    store = open_cache(project)
+    assert_same_as_clean(project, store)
+    assert not (project / CACHE_DIR).exists() and any((tmp_path / "elsewhere").rglob("*.json"))
+    again = open_cache(project)
+    build(project, cache=again)
+    assert again.hits["server"] == 2
+
+
+def test_two_builds_at_once_share_the_cache(tmp_path: Path) -> None:
+    """Two `lynxc build --check` processes fill the same cache at the same time (as CI workers or
+    `lynxc dev` beside a build would): entries are renamed into place whole, so both succeed and
+    what they leave builds what a clean build builds."""
+    project = make_project(tmp_path)
+    write_files(project, build(project))
+    command = [LYNXC, "--project", str(project), "build", "--check"]
+    runs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
+    for process in runs:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    store = open_cache(project)
+    assert_same_as_clean(project, store)
+    assert store.hits["server"] == 2
