@@ -369,6 +369,12 @@ print([name for name in heavy if name in sys.modules])
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
+    readme = project / "generated" / "hello" / "README.md"
+    readme.write_text(readme.read_text() + "edited by hand\n")
+    edited = run(project, "build", "--check")  # reused from the cache, still compared with the disk
+    assert edited.returncode == 1 and "generated/hello/README.md: error GENERATED_STALE" in edited.stderr
+    assert run(project, "build").returncode == 0 and run(project, "build", "--check").returncode == 0
+
     (project / "specs" / "small-sql" / "data" / "items.jsonl").write_text(
         json.dumps({**ITEM, "extra": 1}) + "\n"
     )
