@@ -13,6 +13,8 @@ import random
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -325,6 +327,27 @@ def test_the_build_works_when_the_cache_is_deleted_or_cannot_be_written(tmp_path
     assert_same_as_clean(project, unwritable)
     assert_same_as_clean(project, unwritable)
     assert not unwritable.hits
+
+
+def test_the_build_works_when_the_cache_is_deleted_while_it_runs(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    build(project, cache=open_cache(project))
+    done = threading.Event()
+
+    def delete_again_and_again() -> None:
+        while not done.is_set():
+            shutil.rmtree(project / CACHE_DIR, ignore_errors=True)
+            time.sleep(0.001)
+
+    deleter = threading.Thread(target=delete_again_and_again)
+    deleter.start()
+    try:
+        for _ in range(3):
+            assert_same_as_clean(project, open_cache(project))
+    finally:
+        done.set()
+        deleter.join()
+    assert_same_as_clean(project, open_cache(project))
 
 
 def test_a_file_saved_during_the_build_is_not_recorded_with_the_old_output(tmp_path: Path) -> None:
