@@ -70,6 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument("--check", action="store_true", help="write nothing; exit 1 naming stale files")
     build.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile everything and write no cache (the cache, .lynxc-cache/, is safe to delete)",
+    )
+    build.add_argument(
         "--set",
         action="append",
         default=[],
@@ -268,7 +273,7 @@ def _import_openapi(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, interrupted_writes, stale_files, unknown_settings, write_files
+    from .build import build, interrupted_writes, open_cache, stale_files, unknown_settings, write_files
     from .diagnostics import has_errors
 
     settings: dict[str, str] = {}
@@ -285,14 +290,15 @@ def _build(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    output = build(args.project, args.specs, settings)
+    cache = None if args.no_cache else open_cache(args.project)
+    output = build(args.project, args.specs, settings, cache=cache)
     for diag in output.diagnostics:
         print(diag.render(), file=sys.stderr)
     if has_errors(output.diagnostics):
         errors = sum(d.severity == "error" for d in output.diagnostics)
         print(f"lynxc build: {errors} error(s); nothing written", file=sys.stderr)
         return EXIT_FAILED
-    if not output.servers:
+    if not output.names:
         print("lynxc build: no specs found (looked in specs/)", file=sys.stderr)
         return EXIT_FAILED
     if args.check:
@@ -314,7 +320,7 @@ def _build(args: argparse.Namespace) -> int:
         print(f"lynxc build --check: {len(output.files)} generated files are up to date")
         return EXIT_OK
     changed = write_files(args.project, output)
-    names = ", ".join(server.name for server in output.servers)
+    names = ", ".join(output.names)
     print(
         f"lynxc build: {names}: {len(changed)} file(s) written, {len(output.files) - len(changed)} unchanged"
     )

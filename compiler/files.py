@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+GENERATED_DIR = "generated"  # generated/<server>/: the folder lynxc owns (emit fills it)
 STAGING_MARK = ".staging-"  # hidden siblings `.<name>.staging-XXXX` hold a tree being built
 TEMP_SUFFIX = ".tmp"  # `.<name>.XXXXXXXX.tmp` holds a file being written until it is renamed
 _TEMP_FILE = re.compile(r"^\..+\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + "$")  # mkstemp's 8 characters

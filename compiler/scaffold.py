@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .cache import CACHE_DIR
 from .files import write_text_atomic
 from .lower.records_tools import DATA_DIR_ROOT
 from .lower.server import SERVER_NAME
@@ -78,9 +79,10 @@ STORES_NOTE = (
     "(`lynxc config SERVER` shows them); .gitignore keeps them out of commits"
 )
 # Where stores go unless a setting says otherwise (records: data_dir), and what an interrupted
-# write leaves: data and temporary files, never commits.
+# write leaves, and the build cache: data and temporary files, never commits.
 GITIGNORE = (
     f"{DATA_DIR_ROOT}/",
+    f"{CACHE_DIR}/",
     "generated/.*",
     ".*.tmp",
     "__pycache__/",

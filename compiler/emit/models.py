@@ -4,10 +4,14 @@ resource, by datamodel-code-generator."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ir import ResourceIR, ToolIR
 
+if TYPE_CHECKING:
+    from ..cache import Store
+
+MODELS_ENTRY = "models"  # the cache's entries of generated models
 RECORD_CLASS = "Record"  # the class of a record model (runtime: ServerDefinition.load_record_model)
 
 
@@ -66,12 +70,29 @@ def record_document(resource: ResourceIR) -> dict[str, Any]:
     return {"$defs": _type_list_nullables({RECORD_CLASS: resource.schema})}
 
 
-def generate_models(tool: ToolIR, header: str) -> str:
-    return _generate(models_document(tool), header)
+def generate_models(tool: ToolIR, header: str, cache: Store | None = None) -> str:
+    return _cached(models_document(tool), header, cache)
 
 
-def generate_record_model(resource: ResourceIR, header: str) -> str:
-    return _generate(record_document(resource), header)
+def generate_record_model(resource: ResourceIR, header: str, cache: Store | None = None) -> str:
+    return _cached(record_document(resource), header, cache)
+
+
+def _cached(document: dict[str, Any], header: str, cache: Store | None) -> str:
+    """The models of `document`, from the cache when these schemas were generated before (the
+    generator's options are code, which the cache's fingerprint covers)."""
+    if cache is None:
+        return _generate(document, header)
+    key = {"document": document, "header": header}
+    code = cache.get(MODELS_ENTRY, key, _code)
+    if code is None:
+        code = _generate(document, header)
+        cache.put(MODELS_ENTRY, key, code)
+    return code
+
+
+def _code(payload: Any) -> str | None:
+    return payload if isinstance(payload, str) else None
 
 
 def _generate(document: dict[str, Any], header: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from ..files import GENERATED_DIR
 from ..ir import (
     HttpToolIR,
     PgToolIR,
@@ -40,9 +41,9 @@ from .models import (
 from .resources_doc import resource_docs
 
 if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders them
+    from ..cache import Store
     from ..lint.score import ServerScore, ToolScore
 
-GENERATED_DIR = "generated"
 RESOURCES_FILE = "resources.json"
 SQL_FILE = "sql.json"
 HTTP_FILE = "http.json"
@@ -75,11 +76,13 @@ def _python_header(lines: list[str]) -> str:
     return "\n".join(f"# {line}" for line in lines)
 
 
-def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str = "") -> dict[str, str]:
+def emit_server(
+    server: ServerIR, *, score: ServerScore, changelog_markdown: str = "", cache: Store | None = None
+) -> dict[str, str]:
     """{path under the project: text} for generated/<server>/. The README shows the lint `score`
     and the changelog, both worked out above emit (by lint and review) and handed in.
     server.py comes last: it records the sha256 of every file the runtime reads, so a mixed or
-    hand-edited folder is refused."""
+    hand-edited folder is refused. A `cache` keeps the models of unchanged schemas."""
     lines = header_lines(server)
     scores = {tool_score.tool: tool_score for tool_score in score.tools}
     read_at_runtime: dict[str, str] = {
@@ -87,7 +90,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
     }
     for tool in server.tools:
         read_at_runtime[f"models/{tool_module(tool.name)}.py"] = generate_models(
-            tool, _python_header(_tool_header(tool))
+            tool, _python_header(_tool_header(tool)), cache
         )
     if server.resources:
         read_at_runtime[RESOURCES_FILE] = _json_file(
@@ -95,7 +98,7 @@ def emit_server(server: ServerIR, *, score: ServerScore, changelog_markdown: str
         )
         for resource in server.resources:
             read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
-                resource, _python_header(_record_header(resource))
+                resource, _python_header(_record_header(resource)), cache
             )
     if server.sql is not None:
         read_at_runtime[SQL_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **sql_document(server)})

@@ -25,11 +25,16 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, declaration, load_backend
 
+from ..depfile import BUILD_INPUT_EVENT, own_files, state_of, unchanged
+from ..fingerprint import package_roots
 from ..limits import BACKEND_IMPORT_CPU_SECONDS, BACKEND_IMPORT_WALL_SECONDS
+
+if TYPE_CHECKING:
+    from ..cache import Store
 
 # The child takes the compiler's `sys.path` before importing anything of lynxc: both then see
 # the same modules, whichever way lynxc and the project are installed.
@@ -42,6 +47,7 @@ _INFO_FIELDS = ("params", "required_params", "caps", "required_caps", "settings"
 # `builtins:eval`, `subprocess:run`) and the running program.
 _NOT_BACKENDS = frozenset(sys.stdlib_module_names) | {"__main__"}
 _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
+PROBE_ENTRY = "backend-probe"  # the cache's entries of user backends' declarations
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,10 @@ def read_declarations(
     *,
     cpu_seconds: float = BACKEND_IMPORT_CPU_SECONDS,
     wall_seconds: float = BACKEND_IMPORT_WALL_SECONDS,
+    cache: Store | None = None,
 ) -> dict[str, Declaration]:
-    """The declaration of each target: built-ins in process, the rest in one child process."""
+    """The declaration of each target: built-ins in process, the rest in one child process (or
+    from `cache`, when none of the project's modules that child imported has changed)."""
     found: dict[str, Declaration] = {}
     user: list[str] = []
     for target in dict.fromkeys(targets):
@@ -84,9 +92,59 @@ def read_declarations(
             found[target] = _read_builtin(target)
         else:
             user.append(target)
-    if user:
-        found.update(_read_in_child(user, cpu_seconds, wall_seconds))
+    if user and cache is None:
+        found.update(_read_in_child(user, cpu_seconds, wall_seconds)[0])
+    elif user and cache is not None:
+        found.update(_read_through(cache, user, cpu_seconds, wall_seconds))
     return found
+
+
+def _read_through(
+    cache: Store, targets: list[str], cpu_seconds: float, wall_seconds: float
+) -> dict[str, Declaration]:
+    """_read_in_child, kept with the states of the project's files the child imported. Only a
+    probe that read every target is kept: a failure may be a timeout, which is no property of
+    the files."""
+    key = {"targets": targets, "sys_path": sys.path, "python": sys.executable}
+    kept = cache.get(PROBE_ENTRY, key, _kept_declarations)
+    if kept is not None:
+        modules, found = kept
+        for file in modules:  # what the build read, as the child would have told it
+            sys.audit(BUILD_INPUT_EVENT, file)
+        return found
+    found, imported = _read_in_child(targets, cpu_seconds, wall_seconds)
+    if all(found.get(target) is not None and found[target].info is not None for target in targets):
+        modules = {file: state_of(file) for file in own_files(imported, map(str, package_roots()))}
+        answers = {target: _listed_info(found[target].info) for target in targets}
+        cache.put(PROBE_ENTRY, key, {"modules": modules, "answers": answers})
+    return found
+
+
+def _listed_info(info: BackendInfo | None) -> dict[str, Any]:
+    assert info is not None
+    return {name: _listed(getattr(info, name)) for name in _INFO_FIELDS}
+
+
+def _kept_declarations(payload: Any) -> tuple[list[str], dict[str, Declaration]] | None:
+    try:
+        modules = payload["modules"]
+        if not isinstance(modules, dict) or not unchanged(modules):
+            return None
+        found = {
+            target: Declaration(
+                BackendInfo(
+                    params=frozenset(info["params"]) if info["params"] is not None else None,
+                    required_params=frozenset(info["required_params"]),
+                    caps=frozenset(info["caps"]),
+                    required_caps=frozenset(info["required_caps"]),
+                    settings=frozenset(info["settings"]),
+                )
+            )
+            for target, info in payload["answers"].items()
+        }
+        return list(modules), found
+    except (KeyError, TypeError, ValueError):  # not what _read_through writes: a miss
+        return None
 
 
 def _read_builtin(target: str) -> Declaration:
@@ -97,7 +155,10 @@ def _read_builtin(target: str) -> Declaration:
     return Declaration(info)
 
 
-def _read_in_child(targets: list[str], cpu_seconds: float, wall_seconds: float) -> dict[str, Declaration]:
+def _read_in_child(
+    targets: list[str], cpu_seconds: float, wall_seconds: float
+) -> tuple[dict[str, Declaration], list[str]]:
+    """The declarations the child read, and the source files of every module it imported."""
     request = json.dumps({"sys_path": sys.path, "targets": targets}).encode() + b"\n"
     posix = os.name == "posix"
     with subprocess.Popen(
@@ -119,10 +180,13 @@ def _read_in_child(targets: list[str], cpu_seconds: float, wall_seconds: float) 
             except subprocess.TimeoutExpired as late:  # something escaped the group and holds the pipe
                 out, err = late.stdout or b"", b""
     answers, started = _parse(out)
+    imported = _imported_files(out)
+    for file in imported:  # the build read them, in the child: see depfile.py
+        sys.audit(BUILD_INPUT_EVENT, file)
     found = {target: _declaration(target, answers[target]) for target in targets if target in answers}
     unread = [target for target in targets if target not in answers]
     if not unread:
-        return found
+        return found, imported
     culprit = started if started in unread else unread[0]
     over_cpu = posix and child.returncode == -signal.SIGXCPU
     if timed_out or over_cpu:
@@ -155,7 +219,7 @@ def _read_in_child(targets: list[str], cpu_seconds: float, wall_seconds: float) 
             )
     # Targets after the one that stopped the child stay unread: the build fails on that one,
     # and the next build reads them.
-    return found
+    return found, imported
 
 
 def _cpu_limit(seconds: float) -> Any:
@@ -197,6 +261,18 @@ def _parse(out: bytes) -> tuple[dict[str, dict[str, Any]], str | None]:
         else:
             answers[message["target"]] = message
     return answers, started
+
+
+def _imported_files(out: bytes) -> list[str]:
+    """The source files of the modules the child had imported once it read every backend."""
+    for line in out.decode(errors="replace").splitlines():
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(message, dict) and isinstance(message.get("modules"), list):
+            return [file for file in message["modules"] if isinstance(file, str)]
+    return []
 
 
 def _declaration(target: str, answer: Mapping[str, Any]) -> Declaration:
@@ -269,6 +345,16 @@ def child_main(request: Mapping[str, Any]) -> None:
     for target in request["targets"]:
         _answer(answers, {"target": target, "start": True})
         _answer(answers, {"target": target, **_inspect_target(target)})
+    # What a backend's declaration was read from, for the build cache (the parent keeps the
+    # project's files, not the interpreter's or lynxc's).
+    modules = sorted(
+        {
+            file
+            for module in list(sys.modules.values())
+            if isinstance(file := getattr(module, "__file__", None), str)
+        }
+    )
+    _answer(answers, {"modules": modules})
     answers.close()
     os._exit(0)  # not atexit handlers nor non-daemon threads a backend module may have started
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.backend import BUILTIN_BACKENDS, BackendInfo, resolve_target
 from lynxc.runtime.backends.sql.catalog import (
@@ -60,6 +60,9 @@ from .records_tools import (
 from .resources import lower_resources
 from .schema import SchemaLowering
 from .sql.check import check_sql, is_sql_tool, server_files
+
+if TYPE_CHECKING:
+    from ..cache import Store
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
@@ -147,11 +150,16 @@ def _with_sql_caps(source: ToolSource) -> ToolSource:
 
 
 def lower(
-    source: SpecSource, *, check_backends: bool = True, build_settings: Mapping[str, str] | None = None
+    source: SpecSource,
+    *,
+    check_backends: bool = True,
+    build_settings: Mapping[str, str] | None = None,
+    cache: Store | None = None,
 ) -> Result[ServerIR]:
     """`check_backends=False` skips importing backends: `lynxc diff` reads old specs whose
     backends may no longer exist, and needs only their wire form. `build_settings` are the
-    setting values given on the build's command line (`--set`): only a database's are read."""
+    setting values given on the build's command line (`--set`): only a database's are read.
+    A `cache` keeps the checks of SQL statements (sql/check.py)."""
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
@@ -168,7 +176,7 @@ def lower(
         for t in (*declared_tools, *synthesized)
         if (target := resolve_target(backend_name(t.tool))) is not None
     ]
-    declarations = read_declarations(targets) if check_backends else {}
+    declarations = read_declarations(targets, cache=cache) if check_backends else {}
     if not SERVER_NAME.match(server.name):
         diagnostics.append(
             diagnostic(
@@ -305,6 +313,7 @@ def lower(
             sql_tools,
             {t.name: t for t in tools if t.name not in unchecked},
             build_settings=build_settings,
+            cache=cache,
         )
         diagnostics.extend(checked.diagnostics)
         tools = [checked.tools.get(t.name, t) for t in tools]
@@ -704,10 +713,14 @@ def _binding_problems(
 
 
 def compile_spec(
-    path: Path, *, check_backends: bool = True, build_settings: Mapping[str, str] | None = None
+    path: Path,
+    *,
+    check_backends: bool = True,
+    build_settings: Mapping[str, str] | None = None,
+    cache: Store | None = None,
 ) -> Result[ServerIR]:
-    loaded = load_spec(path)
+    loaded = load_spec(path, cache)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
-    lowered = lower(loaded.value, check_backends=check_backends, build_settings=build_settings)
+    lowered = lower(loaded.value, check_backends=check_backends, build_settings=build_settings, cache=cache)
     return Result(lowered.value, loaded.diagnostics + lowered.diagnostics)

@@ -4,19 +4,21 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Result, Span
 from ..limits import MAX_TOOLS
 from ..rules import diagnostic
+from .discover import SERVER_FILE, YAML_SUFFIXES, display_path
+from .discover import discover_specs as discover_specs  # where callers have found it
 from .models import FolderItemFile, Resource, ResourceFile, ServerFile, Tool, ToolFile
 from .parse import parse_document
 from .source import NodePath, SourceDoc, load_yaml, too_large
 
-SERVER_FILE = "server.yaml"
-YAML_SUFFIXES = (".yaml", ".yml")
+if TYPE_CHECKING:
+    from ..cache import Store
 
 
 @dataclass(frozen=True)
@@ -42,49 +44,26 @@ class SpecSource:
     resources: tuple[ResourceSource, ...] = ()
 
 
-def display_path(path: Path) -> str:
-    """Paths relative to the working directory when under it, so messages stay short."""
-    try:
-        return (
-            os.path.relpath(path.resolve(), Path.cwd())
-            if path.resolve().is_relative_to(Path.cwd())
-            else str(path)
-        )
-    except ValueError:
-        return str(path)
-
-
-def discover_specs(specs_dir: Path) -> list[Path]:
-    if not specs_dir.is_dir():
-        return []
-    found = []
-    for entry in sorted(specs_dir.iterdir()):
-        if (entry.is_dir() and (entry / SERVER_FILE).is_file()) or (
-            entry.is_file() and entry.suffix in YAML_SUFFIXES
-        ):
-            found.append(entry)
-    return found
-
-
-def load_spec(path: Path) -> Result[SpecSource]:
+def load_spec(path: Path, cache: Store | None = None) -> Result[SpecSource]:
+    """The spec at `path`; a `cache` keeps each file's parsed YAML (source.py)."""
     if path.is_dir():
-        return _load_folder(path)
+        return _load_folder(path, cache)
     if path.is_file():
-        return _load_file(path)
+        return _load_file(path, cache)
     return Result(
         None, (diagnostic("SPEC_NOT_FOUND", "no spec file or folder here", Span(display_path(path))),)
     )
 
 
-def _read(path: Path) -> tuple[Result[SourceDoc], tuple[str, str]]:
+def _read(path: Path, cache: Store | None) -> tuple[Result[SourceDoc], tuple[str, str]]:
     display = display_path(path)
-    loaded = load_yaml(path, display)  # refuses an oversized file before reading it
+    loaded = load_yaml(path, display, cache)  # refuses an oversized file before reading it
     digest = hashlib.sha256(path.read_bytes()).hexdigest() if loaded.value is not None else ""
     return loaded, (display, digest)
 
 
-def _load_file(path: Path) -> Result[SpecSource]:
-    loaded, file_id = _read(path)
+def _load_file(path: Path, cache: Store | None = None) -> Result[SpecSource]:
+    loaded, file_id = _read(path, cache)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
     parsed = parse_document(loaded.value, ServerFile)
@@ -100,7 +79,7 @@ def _load_file(path: Path) -> Result[SpecSource]:
     return Result(SpecSource(loaded.value, parsed.value, tools, (file_id,), resources))
 
 
-def _load_folder(folder: Path) -> Result[SpecSource]:
+def _load_folder(folder: Path, cache: Store | None = None) -> Result[SpecSource]:
     server_path = folder / SERVER_FILE
     if not server_path.is_file():
         return Result(
@@ -126,13 +105,13 @@ def _load_folder(folder: Path) -> Result[SpecSource]:
     )
     if refused is not None:
         return Result(None, (refused,))
-    head = _load_file(server_path)
+    head = _load_file(server_path, cache)
     diagnostics: list[Diagnostic] = list(head.diagnostics)
     tools: list[ToolSource] = list(head.value.tools) if head.value else []
     resources: list[ResourceSource] = list(head.value.resources) if head.value else []
     files = list(head.value.files) if head.value else []
     for item_path in item_paths:
-        loaded, file_id = _read(item_path)
+        loaded, file_id = _read(item_path, cache)
         files.append(file_id)
         if loaded.value is None:
             diagnostics.extend(loaded.diagnostics)

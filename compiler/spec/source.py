@@ -15,10 +15,11 @@ mappings over later ones, and a merged key keeps the place where it is written.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
@@ -30,6 +31,11 @@ from ruamel.yaml.reader import ReaderError
 from ..diagnostics import Diagnostic, Result, Span
 from ..limits import MAX_ALIAS_NODES, MAX_NESTING_DEPTH, MAX_SPEC_BYTES, MAX_STRING_CHARS
 from ..rules import diagnostic
+
+if TYPE_CHECKING:
+    from ..cache import Store
+
+YAML_ENTRY = "yaml"  # the cache's entries of parsed spec files
 
 NodePath = tuple[str | int, ...]
 
@@ -85,7 +91,7 @@ def too_large(size: int, span: Span, what: str) -> Diagnostic | None:
     )
 
 
-def load_yaml(path: Path, display: str) -> Result[SourceDoc]:
+def load_yaml(path: Path, display: str, cache: Store | None = None) -> Result[SourceDoc]:
     try:
         refused = too_large(path.stat().st_size, Span(display), "the file holds")
         if refused is not None:
@@ -98,10 +104,66 @@ def load_yaml(path: Path, display: str) -> Result[SourceDoc]:
         return Result(
             None, (diagnostic("SPEC_NOT_FOUND", f"cannot read the file ({reason})", Span(display)),)
         )
-    return parse_yaml(text, display)
+    return parse_yaml(text, display, cache)
 
 
-def parse_yaml(text: str, display: str) -> Result[SourceDoc]:
+def parse_yaml(text: str, display: str, cache: Store | None = None) -> Result[SourceDoc]:
+    """The document in `text`, named `display` in its spans. A `cache` keeps a document whose
+    values JSON holds exactly (no timestamps, no integer keys), by its text and name."""
+    if cache is None:
+        return _parse_yaml(text, display)
+    key = {"text": text, "file": display}
+    kept = cache.get(YAML_ENTRY, key, lambda payload: _doc_from_payload(payload, text, display))
+    if kept is not None:
+        return Result(kept)
+    parsed = _parse_yaml(text, display)
+    payload = _doc_payload(parsed.value) if parsed.value is not None else None
+    if payload is not None:
+        cache.put(YAML_ENTRY, key, payload)
+    return parsed
+
+
+def _doc_payload(doc: SourceDoc) -> dict[str, Any] | None:
+    try:
+        if not _exact(json.loads(json.dumps(doc.data, allow_nan=False)), doc.data):
+            return None
+    except (ValueError, TypeError, RecursionError):
+        return None
+    spans = [doc.value_spans, doc.key_spans]
+    if not all(_json_path(path) for table in spans for path in table):
+        return None
+    return {
+        "data": doc.data,
+        "values": [[list(path), [s.file, s.line, s.col]] for path, s in doc.value_spans.items()],
+        "keys": [[list(path), [s.file, s.line, s.col]] for path, s in doc.key_spans.items()],
+    }
+
+
+def _doc_from_payload(payload: Any, text: str, display: str) -> SourceDoc | None:
+    try:
+        values = {tuple(path): Span(*span) for path, span in payload["values"]}
+        keys = {tuple(path): Span(*span) for path, span in payload["keys"]}
+        return SourceDoc(display, text, payload["data"], values, keys)
+    except (KeyError, TypeError, ValueError):  # not what parse_yaml writes: a miss
+        return None
+
+
+def _json_path(path: NodePath) -> bool:
+    return all(type(part) in (str, int) for part in path)
+
+
+def _exact(copy: Any, value: Any) -> bool:
+    """Whether `copy` is `value` with the same types all the way down (1 is not 1.0 nor True)."""
+    if type(copy) is not type(value):
+        return False
+    if isinstance(value, dict):
+        return list(copy) == list(value) and all(type(k) is str and _exact(copy[k], value[k]) for k in value)
+    if isinstance(value, list):
+        return len(copy) == len(value) and all(_exact(c, v) for c, v in zip(copy, value, strict=True))
+    return bool(copy == value)
+
+
+def _parse_yaml(text: str, display: str) -> Result[SourceDoc]:
     refused = too_large(len(text.encode("utf-8")), Span(display), "the file holds")
     if refused is not None:
         return Result(None, (refused,))

@@ -18,7 +18,10 @@ from lynxc.compiler.diagnostics import sort_diagnostics
 from lynxc.compiler.lower.server import compile_spec
 
 CORPUS = Path(__file__).parent / "malformed"
-CASES = sorted(p for p in CORPUS.iterdir() if p.suffix == ".yaml" or p.is_dir())
+# Hidden folders are no cases: a build run here leaves its cache, .lynxc-cache/.
+CASES = sorted(
+    p for p in CORPUS.iterdir() if not p.name.startswith(".") and (p.suffix == ".yaml" or p.is_dir())
+)
 UPDATE = os.environ.get("LYNXC_UPDATE_GOLDENS") == "1"
 
 

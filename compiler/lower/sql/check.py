@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ...ir import SqlDataIR, SqlToolIR, ToolIR, canonical_json
 from ...limits import SQL_CHECK_CPU_SECONDS, SQL_CHECK_WALL_SECONDS
@@ -23,7 +24,11 @@ from .catalog import cleanup, open_build_data
 from .outcome import SqlCheck
 from .output import with_output
 from .ranges import with_type_ranges
+from .statement_cache import cached_check
 from .statements import check_statement, checked_statements, derived_output
+
+if TYPE_CHECKING:
+    from ...cache import Store
 
 
 def is_sql_tool(source: ToolSource) -> bool:
@@ -38,6 +43,7 @@ def check_sql(
     cpu_seconds: float = SQL_CHECK_CPU_SECONDS,
     wall_seconds: float = SQL_CHECK_WALL_SECONDS,
     build_settings: Mapping[str, str] | None = None,
+    cache: Store | None = None,
 ) -> SqlCheck:
     result = SqlCheck()
     if not sql_tools:
@@ -71,7 +77,8 @@ def check_sql(
             if build is None:
                 return result
             checked: list[SqlToolIR] = []
-            passed = checked_statements(sql_tools, lowered, build, check_statement, result.diagnostics)
+            check = check_statement if cache is None else cached_check(cache, source, build)
+            passed = checked_statements(sql_tools, lowered, build, check, result.diagnostics)
             for tool_source, tool_ir, sql_ir in passed:
                 checked.append(sql_ir)
                 types = {param.name: param.duckdb_type for param in sql_ir.params}
