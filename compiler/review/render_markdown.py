@@ -178,7 +178,8 @@ def _section_cost(level: str) -> int:
 
 
 def _server_heading(review: ServerReview) -> str:
-    return f"## Schema changes: `{review.name}`\n\n{summary(review)}.\n"
+    versions = f"\n{markdown_inline(review.versions)}.\n" if review.versions else ""
+    return f"## Schema changes: `{review.name}`\n\n{summary(review)}.\n{versions}"
 
 
 def _section_heading(level: str, entries: list[Entry]) -> str:
@@ -193,7 +194,8 @@ def _list_item(entry: Entry, *, full: bool = False, compact: bool = False) -> st
     finding, change = entry.first, entry.first.change
     level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
     what = f"{_subject(entry)}{_change(change)}"
-    lines = [f"- {level} {code(finding.rule_id)} — {what}: {_said(finding, full)}"]
+    allowed = f" (allowed: {markdown_inline(finding.allowed.text)})" if finding.allowed else ""
+    lines = [f"- {level} {code(finding.rule_id)}{allowed} — {what}: {_said(finding, full)}"]
     if compact:
         return lines[0]
     if len(entry.tools) > 1:
