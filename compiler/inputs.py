@@ -94,9 +94,29 @@ def _load_releases(arg: str, project: Path) -> Side:
     return Side(servers)
 
 
+def _released_baseline(path: Path, label: str) -> Side | None:
+    """A baseline file of schema-changelog/<server>/ that releases.json lists, read as the release
+    it is (named by its server, with its version); None for any other JSON file."""
+    from .review.changelog import CHANGELOG_DIR, RELEASES_FILE
+
+    folder = path.resolve().parent
+    if folder.parent.name != CHANGELOG_DIR or not (folder / RELEASES_FILE).is_file():
+        return None
+    try:
+        listed = json.loads((folder / RELEASES_FILE).read_text(encoding="utf-8"))["releases"]
+        versions = {item["version"] for item in listed}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # read as a plain tools/list answer, which says what is wrong with it
+    if path.stem not in versions:
+        return None
+    side = _load_releases(f"{RELEASE_PREFIX}{folder.name}@{path.stem}", folder.parent.parent)
+    return Side({name: replace(wire, origin=label) for name, wire in side.servers.items()})
+
+
 def _load_path(path: Path, label: str) -> Side:
     if path.is_file() and path.suffix == ".json":
-        return Side({_json_name(path): _load_json(path, label)})
+        released = _released_baseline(path, label)
+        return released or Side({_json_name(path): _load_json(path, label)})
     # The spec front end (pydantic, ruamel) loads only for spec inputs: JSON sides start fast.
     from .spec.load import SERVER_FILE, YAML_SUFFIXES, discover_specs
 

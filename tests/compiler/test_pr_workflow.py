@@ -107,6 +107,9 @@ def test_a_bumped_breaking_change_passes_and_says_why(repo: Path) -> None:
     commit(repo, "count modes")
     against_main = lynxc(repo, "diff", "git:main")  # what a pull request's CI passes
     assert against_main.returncode == 0 and "allowed: 0.1.0 -> 0.2.0" in against_main.stdout
+    # A baseline file given as a path is that release, with its version.
+    baseline = lynxc(repo, "diff", "schema-changelog/demo/0.1.0.json", "specs")
+    assert baseline.returncode == 0 and "allowed: 0.1.0 -> 0.2.0" in baseline.stdout
     # Still breaking for a stricter gate: an allowed change weighs a warning.
     assert lynxc(repo, "diff", "--fail-on", "warning").returncode == 1
 
