@@ -104,10 +104,10 @@ def _parser() -> argparse.ArgumentParser:
             "Compare BASE with HEAD, judge every changed field, and exit by --fail-on. Each side is a "
             "spec file or folder, a folder of specs, a generated tools.json, a saved tools/list JSON, "
             "git:REF[:PATH] (the specs at a git ref of this project) or release:[SERVER[@VERSION]] (released "
-            "baselines). A breaking change is allowed (reported, not failing) when HEAD's version bumps "
-            "major (minor below 1.0) over the release it follows, or BASE's version, or HEAD's spec "
-            "acknowledges it. Exit codes: 0 nothing at or above the --fail-on level, 1 something is, "
-            "2 an input could not be read."
+            "baselines). A breaking change is allowed (reported; --fail-on counts it as a warning) when "
+            "HEAD's version bumps major (minor below 1.0) over the release it follows, or BASE's version, "
+            "or HEAD's spec acknowledges it. Exit codes: 0 nothing at or above the --fail-on level, "
+            "1 something is, 2 an input could not be read."
         ),
     )
     diff.add_argument(

@@ -70,7 +70,8 @@ def read_outputs(path: Path) -> dict[str, str]:
 
 
 def run_action(workspace: Path, temp: Path, inputs: dict[str, str], base_ref: str = "main") -> Run:
-    values = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()} | inputs
+    defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    values = defaults | {"working-directory": SERVICE} | inputs
     run = Run()
 
     def resolve(text: str) -> str:
@@ -128,19 +129,23 @@ def run_action(workspace: Path, temp: Path, inputs: dict[str, str], base_ref: st
     return run
 
 
+SERVICE = "service"  # the lynxc project's folder in the repository: the working-directory input
+
+
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bare `origin` whose main holds a lynxc project released at 0.1.0."""
+    """A bare `origin` whose main holds, in service/, a lynxc project released at 0.1.0."""
     folder = tmp_path_factory.mktemp("action")
-    project = folder / "main"
-    project.mkdir()
-    git(project, "init", "-q", "-b", "main")
+    repository = folder / "main"
+    project = repository / SERVICE
+    project.mkdir(parents=True)
+    git(repository, "init", "-q", "-b", "main")
     assert lynxc(project, "init", "demo").returncode == 0
     assert lynxc(project, "release", "demo", "--date", "2026-01-01").returncode == 0
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "demo 0.1.0")
+    git(repository, "add", "-A")
+    git(repository, "commit", "-qm", "demo 0.1.0")
     bare = folder / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(bare)], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(repository), str(bare)], check=True)
     return bare
 
 
@@ -150,7 +155,7 @@ def pull_request(origin: Path, folder: Path, name: str, version: str, *, build: 
     work = folder / "work"
     subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True)
     git(work, "checkout", "-q", "-b", name)
-    spec = work / "specs/demo.yaml"
+    spec = work / SERVICE / "specs/demo.yaml"
     text = (
         spec.read_text()
         .replace("version: 0.1.0", f"version: {version}")
@@ -158,7 +163,7 @@ def pull_request(origin: Path, folder: Path, name: str, version: str, *, build: 
     )
     spec.write_text(text)
     if build:
-        assert lynxc(work, "build").returncode == 0
+        assert lynxc(work / SERVICE, "build").returncode == 0
     git(work, "add", "-A")
     git(work, "commit", "-qm", name)
     git(work, "push", "-q", "origin", name)
