@@ -4,7 +4,8 @@ GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP and GITHUB_BASE_REF set, on a pu
 shallow clone of a real repository (its base branch fetched from a local `origin`, no network).
 
 Not run: the `uses:` steps (actions/setup-python, github/codeql-action/upload-sarif: what they
-are given is checked) and the install step (pip would reach PyPI; lynxc is already on PATH)."""
+are given is checked). The install step runs real pip, told by its environment (PIP_DRY_RUN,
+PIP_NO_INDEX, PIP_NO_DEPS) to resolve offline and install nothing: the venv's lynxc stays."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from tests.conftest import LYNXC, ROOT
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-NOT_RUN = {"install"}  # pip would download; the venv already has lynxc
+# pip's own settings, as variables: resolve what the step asks for, offline, and install nothing.
+PIP_OFFLINE = {"PIP_DRY_RUN": "1", "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0"}
 
 
 def git(project: Path, *args: str) -> str:
@@ -47,6 +49,7 @@ class Run:
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
     summary: str = ""
     verdict: subprocess.CompletedProcess[str] | None = None
+    installed: str = ""  # what pip said it would install
     skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -69,7 +72,8 @@ def read_outputs(path: Path) -> dict[str, str]:
     return outputs
 
 
-def run_action(workspace: Path, temp: Path, inputs: dict[str, str], base_ref: str = "main") -> Run:
+def run_action(workspace: Path, temp: Path, inputs: dict[str, str], *, install: bool = False) -> Run:
+    """Run the action's steps in order; the install step (pip, 1.5 s) only when `install`."""
     defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
     values = defaults | {"working-directory": SERVICE} | inputs
     run = Run()
@@ -96,17 +100,19 @@ def run_action(workspace: Path, temp: Path, inputs: dict[str, str], base_ref: st
         "GITHUB_ACTIONS": "true",
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_ACTION_PATH": str(ROOT),
-        "GITHUB_BASE_REF": base_ref,
+        "GITHUB_BASE_REF": "main",
         "GITHUB_STEP_SUMMARY": str(summary),
         "RUNNER_TEMP": str(runner_temp),
     }
     for index, step in enumerate(STEPS):
-        if "uses" in step or step.get("id") in NOT_RUN:
+        if "uses" in step or (step.get("id") == "install" and not install):
             run.skipped.append(step)
             continue
         output = temp / f"output_{index}"
         output.touch()
-        env = runner_env | {"GITHUB_OUTPUT": str(output)}
+        env = (
+            runner_env | {"GITHUB_OUTPUT": str(output)} | (PIP_OFFLINE if step.get("id") == "install" else {})
+        )
         env |= {name: resolve(str(text)) for name, text in (step.get("env") or {}).items()}
         cwd = workspace / resolve(step.get("working-directory", "."))
         script = temp / f"step_{index}.sh"
@@ -121,6 +127,8 @@ def run_action(workspace: Path, temp: Path, inputs: dict[str, str], base_ref: st
         )
         if "id" in step:
             run.outputs[step["id"]] = read_outputs(output)
+        if step.get("id") == "install":
+            run.installed = done.stdout
         if step["name"] == "Verdict":
             run.verdict = done
         else:
@@ -184,7 +192,10 @@ def test_no_expression_inside_a_script() -> None:
 
 def test_a_bumped_pull_request_passes(origin: Path, tmp_path: Path) -> None:
     workspace = pull_request(origin, tmp_path, "bumped", "0.2.0", build=True)
-    run = run_action(workspace, tmp_path, {})
+    (workspace / SERVICE / "requirements.txt").write_text("pyyaml\n")  # what its backends import
+    run = run_action(workspace, tmp_path, {"extra-install": "-r requirements.txt"}, install=True)
+    assert "Would install lynxc-" in run.installed  # the action's own checkout, by default
+    assert "Requirement already satisfied: pyyaml" in run.installed
     assert run.verdict is not None and run.verdict.returncode == 0, run.verdict.stdout + run.verdict.stderr
     assert run.outputs["build"]["status"] == "0" and run.outputs["lint"]["status"] == "0"
     assert run.outputs["diff"]["status"] == "0"
