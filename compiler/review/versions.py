@@ -96,8 +96,13 @@ def _note(reference: str | None, version: str, bumped: bool, released: bool) -> 
         return f"breaking changes allowed: {version} follows {since} with {_bump(str(reference))}"
     if reference is None:
         return "BASE says no version: only server.acknowledge allows a breaking change"
-    needed = "the minor version (below 1.0)" if semver_key(str(reference))[0] == 0 else "the major version"
+    major, minor = semver_key(str(reference))[:2]
+    needed, least = (
+        ("the minor version (below 1.0)", f"0.{minor + 1}.0")
+        if major == 0
+        else ("the major version", f"{major + 1}.0.0")
+    )
     return (
-        f"{version} follows {since} without bumping {needed}: each breaking change needs that bump "
-        f"or an entry in server.acknowledge for {version}"
+        f"{version} follows {since} without bumping {needed}: make it {least} or later, or acknowledge "
+        f"each breaking rule in server.acknowledge for {version}"
     )
