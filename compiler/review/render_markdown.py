@@ -194,7 +194,10 @@ def _list_item(entry: Entry, *, full: bool = False, compact: bool = False) -> st
     finding, change = entry.first, entry.first.change
     level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
     what = f"{_subject(entry)}{_change(change)}"
-    allowed = f" (allowed: {markdown_inline(finding.allowed.text)})" if finding.allowed else ""
+    allowed = ""
+    if finding.allowed:  # an acknowledgement's reason is the author's text: cut like a message
+        why = finding.allowed.text
+        allowed = f" (allowed: {markdown_inline(why if full else cut_middle(why, SUMMARY_MESSAGE_CHARS))})"
     lines = [f"- {level} {code(finding.rule_id)}{allowed} — {what}: {_said(finding, full)}"]
     if compact:
         return lines[0]
