@@ -157,18 +157,27 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bare
 
 
-def pull_request(origin: Path, folder: Path, name: str, version: str, *, build: bool) -> Path:
+ANNOTATIONS = (
+    "    annotations:\n      readOnlyHint: true\n      idempotentHint: true\n      destructiveHint: false\n"
+    "      openWorldHint: false\n"
+)
+
+
+def pull_request(
+    origin: Path, folder: Path, name: str, version: str, *, build: bool, lint_warning: bool = False
+) -> Path:
     """A branch that lowers the text cap (a breaking change) at `version`, pushed to origin, and
-    the shallow clone of it that actions/checkout makes (the base branch not fetched)."""
+    the shallow clone of it that actions/checkout makes (the base branch not fetched).
+    `lint_warning`: the tool loses its annotations too (ANNOTATIONS_MISSING)."""
     work = folder / "work"
     subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True)
     git(work, "checkout", "-q", "-b", name)
     spec = work / SERVICE / "specs/demo.yaml"
-    text = (
-        spec.read_text()
-        .replace("version: 0.1.0", f"version: {version}")
-        .replace("value: 100000", "value: 1000")
-    )
+    text = spec.read_text().replace("version: 0.1.0", f"version: {version}")
+    text = text.replace("value: 100000", "value: 1000")
+    if lint_warning:
+        assert ANNOTATIONS in text
+        text = text.replace(ANNOTATIONS, "")
     spec.write_text(text)
     if build:
         assert lynxc(work / SERVICE, "build").returncode == 0
@@ -216,7 +225,7 @@ def test_a_bumped_pull_request_passes(origin: Path, tmp_path: Path) -> None:
 
 
 def test_an_unbumped_stale_pull_request_fails_naming_each_check(origin: Path, tmp_path: Path) -> None:
-    workspace = pull_request(origin, tmp_path, "unbumped", "0.1.1", build=False)
+    workspace = pull_request(origin, tmp_path, "unbumped", "0.1.1", build=False, lint_warning=True)
     run = run_action(workspace, tmp_path, {})
     assert run.verdict is not None and run.verdict.returncode == 1
     errors = run.verdict.stdout.splitlines()
@@ -225,6 +234,13 @@ def test_an_unbumped_stale_pull_request_fails_naming_each_check(origin: Path, tm
         "error title=lynxc diff",
     ]
     assert run.outputs["diff"]["status"] == "1"
+    # The lint warning is in the SARIF at the repository's path (a warning fails no lint-fail-on: error).
+    sarif = json.loads(Path(run.outputs["lint"]["sarif"]).read_text())
+    (result,) = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "ANNOTATIONS_MISSING" and result["level"] == "warning"
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == f"{SERVICE}/specs/demo.yaml"
+    assert location["region"]["startLine"] > 0 and run.outputs["lint"]["status"] == "0"
     assert "- **breaking** `MAX_LENGTH_DECREASED` — `count_words`" in run.summary
     assert "0.1.1 follows the release 0.1.0 without bumping the minor version" in run.summary
     # The same review, failing nothing: --fail-on never.
