@@ -53,14 +53,9 @@ def load_side(arg: str, project: Path) -> Side:
 def default_base(project: Path) -> str:
     """What `lynxc diff` compares with when no BASE is given: the released contract (`release:`,
     every released server's latest baseline) once any server has a release, else `git:HEAD`."""
+    from .review.versions import released_servers
+
     return RELEASE_PREFIX if released_servers(project) else f"{GIT_PREFIX}HEAD"
-
-
-def released_servers(project: Path) -> list[str]:
-    """The servers of the project with at least one release recorded by `lynxc release`."""
-    from .review.changelog import CHANGELOG_DIR, RELEASES_FILE
-
-    return sorted(index.parent.name for index in (project / CHANGELOG_DIR).glob(f"*/{RELEASES_FILE}"))
 
 
 def _load_releases(arg: str, project: Path) -> Side:
@@ -68,6 +63,7 @@ def _load_releases(arg: str, project: Path) -> Side:
     that server's, `release:SERVER@VERSION` the baseline of that version. A baseline carries
     its version, so `lynxc diff` can judge a breaking change by the version that follows it."""
     from .review.changelog import CHANGELOG_DIR, load_releases
+    from .review.versions import released_servers
 
     server, _, version = arg[len(RELEASE_PREFIX) :].partition("@")
     if server and not _SERVER_NAME.match(server):

@@ -17,10 +17,11 @@ Direction = Literal["input", "output"]
 @dataclass(frozen=True)
 class Allowance:
     """Why a breaking finding does not fail `lynxc diff`: the head's version bumps the major
-    version (the minor one below 1.0) over the version the change starts from, or the head's
-    spec acknowledges the rule for its version (`server.acknowledge`)."""
+    version (the minor one below 1.0) over the version the change starts from, the head's spec
+    acknowledges the rule for its version (`server.acknowledge`), or the server has never been
+    released in a project that releases (review/versions.py)."""
 
-    by: Literal["version", "acknowledgement"]
+    by: Literal["version", "acknowledgement", "unreleased"]
     text: str  # for people: `0.1.0 -> 0.2.0, a minor bump below 1.0` / `acknowledged for 0.1.1: reason`
     detail: tuple[tuple[str, str], ...]  # for machines: ("from", "0.1.0"), ("to", "0.2.0") / version, reason
 

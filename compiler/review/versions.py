@@ -15,6 +15,10 @@ version correctly passes CI and one that does not fails:
 - Nothing is allowed when HEAD's version is already released and HEAD differs from that
   release (a released version must not change), or when HEAD says no version (a saved
   tools/list answer, a tools.json).
+- In a project that has released any server, a server with no release yet promises nothing:
+  its breaking changes are allowed (the default BASE, `release:`, shows it as added; an
+  explicit `git:main` gives the same verdict). Before a project's first release, every commit
+  is the contract, as `git:HEAD` has always judged it.
 
 Allowed findings stay breaking in every format, marked with why; `Finding.gate_level` says what
 they weigh for `--fail-on` (a warning: a reviewer still reads them)."""
@@ -26,26 +30,39 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..wire import ServerWire
-from .changelog import Release, load_releases, needs_major_bump, semver_key
+from .changelog import CHANGELOG_DIR, RELEASES_FILE, Release, load_releases, needs_major_bump, semver_key
 from .compare import ServerReview, review_pair
 from .judge_context import Allowance
+
+
+def released_servers(project: Path) -> list[str]:
+    """The servers of the project with at least one release recorded by `lynxc release`."""
+    return sorted(index.parent.name for index in (project / CHANGELOG_DIR).glob(f"*/{RELEASES_FILE}"))
 
 
 def judge_project_versions(reviews: list[ServerReview], project: Path) -> list[ServerReview]:
     """`judge_versions` with the releases recorded in the project's schema-changelog/ (unreadable
     baselines count as none: `lynxc build` reports them)."""
-    return judge_versions(reviews, {r.name: load_releases(project, r.name)[0] for r in reviews})
+    releases = {r.name: load_releases(project, r.name)[0] for r in reviews}
+    return judge_versions(reviews, releases, released_project=bool(released_servers(project)))
 
 
-def judge_versions(reviews: list[ServerReview], releases: Mapping[str, list[Release]]) -> list[ServerReview]:
+def judge_versions(
+    reviews: list[ServerReview], releases: Mapping[str, list[Release]], *, released_project: bool = False
+) -> list[ServerReview]:
     """Each review with its breaking findings allowed where the versions say so; `releases`
-    holds each server's recorded releases (oldest first), by name."""
-    return [_judge(review, releases.get(review.name, [])) for review in reviews]
+    holds each server's recorded releases (oldest first), by name; `released_project`: whether
+    the project has released any server."""
+    return [_judge(review, releases.get(review.name, []), released_project) for review in reviews]
 
 
-def _judge(review: ServerReview, releases: list[Release]) -> ServerReview:
+def _judge(review: ServerReview, releases: list[Release], released_project: bool) -> ServerReview:
     head = review.head
-    if head is None or head.version is None or not review.count("breaking"):
+    if head is None or not review.count("breaking"):
+        return review
+    if released_project and not releases:
+        return _unreleased(review)
+    if head.version is None:
         return review
     version = head.version
     same = next((r for r in releases if r.version == version), None)
@@ -69,6 +86,14 @@ def _judge(review: ServerReview, releases: list[Release]) -> ServerReview:
             allowed = by_version or _acknowledged(acknowledged, finding.rule_id, version)
         findings.append(replace(finding, allowed=allowed) if allowed else finding)
     return replace(review, findings=tuple(findings), versions=_note(reference, version, bumped, bool(older)))
+
+
+def _unreleased(review: ServerReview) -> ServerReview:
+    name = review.name
+    allowance = Allowance("unreleased", f"{name} has no release yet", (("server", name),))
+    findings = tuple(replace(f, allowed=allowance) if f.level == "breaking" else f for f in review.findings)
+    note = f"{name} has no release yet, so it promises nothing: breaking changes are allowed until its first"
+    return replace(review, findings=findings, versions=note)
 
 
 def _differs(release: Release, head: ServerWire) -> bool:

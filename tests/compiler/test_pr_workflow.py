@@ -210,12 +210,21 @@ def test_a_pull_request_that_records_its_release(repo: Path) -> None:
     assert "`PARAM_ADDED_REQUIRED` (allowed: 0.1.0 -&gt; 0.2.0, a minor bump below 1.0)" in older.stdout
 
 
-def test_a_server_without_a_release_is_new(repo: Path) -> None:
+def test_a_server_without_a_release_promises_nothing(repo: Path) -> None:
+    """Beside a released server, one never released is new against the releases, and its
+    breaking changes are allowed against a git ref too: it has no contract yet."""
     assert lynxc(repo, "init", "other").returncode == 0
     done = lynxc(repo, "diff")
     assert done.returncode == 0
     assert "other: 1 field changed (0 breaking, 0 warning, 1 info)" in done.stdout
     assert "TOOL_ADDED" in done.stdout and "demo: no changes" in done.stdout
+    commit(repo, "another server")
+    spec = repo / "specs/other.yaml"
+    spec.write_text(spec.read_text().replace("value: 100000", "value: 1000"))
+    against_head = lynxc(repo, "diff", "git:HEAD")
+    assert against_head.returncode == 0, against_head.stdout
+    assert "allowed: other has no release yet" in against_head.stdout
+    assert "versions: other has no release yet, so it promises nothing" in against_head.stdout
 
 
 def test_github_annotations_of_allowed_changes_are_warnings(repo: Path) -> None:
