@@ -41,10 +41,15 @@ def released_servers(project: Path) -> list[str]:
 
 
 def judge_project_versions(reviews: list[ServerReview], project: Path) -> list[ServerReview]:
-    """`judge_versions` with the releases recorded in the project's schema-changelog/ (unreadable
-    baselines count as none: `lynxc build` reports them)."""
-    releases = {r.name: load_releases(project, r.name)[0] for r in reviews}
-    return judge_versions(reviews, releases, released_project=bool(released_servers(project)))
+    """`judge_versions` with the releases recorded in the project's schema-changelog/. A server
+    whose baselines cannot be read is not judged by versions (nothing allowed; `lynxc build`
+    reports them): an error never loosens a verdict."""
+    released_project = bool(released_servers(project))
+    judged = []
+    for review in reviews:
+        releases, problems = load_releases(project, review.name)
+        judged.append(review if problems else _judge(review, releases, released_project))
+    return judged
 
 
 def judge_versions(

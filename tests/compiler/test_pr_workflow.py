@@ -298,3 +298,13 @@ def test_acknowledgements_count_for_their_version_only() -> None:
         {"by": "acknowledgement", "version": "0.1.1", "reason": "never honoured"}
     ]
     assert verdict("0.1.0", "0.1.2", [], (ack,)) == [None]
+
+
+def test_unreadable_baselines_never_loosen_a_verdict(repo: Path) -> None:
+    edit(repo, "0.2.0", mode=True)
+    commit(repo, "count modes")
+    (repo / "schema-changelog/demo/releases.json").write_text("{not json")
+    default = lynxc(repo, "diff")  # the releases are the default BASE: they cannot be read
+    assert default.returncode == 2 and "cannot read the released baselines" in default.stderr
+    against_main = lynxc(repo, "diff", "git:main")
+    assert against_main.returncode == 1 and "allowed" not in against_main.stdout
