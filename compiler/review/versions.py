@@ -15,10 +15,11 @@ version correctly passes CI and one that does not fails:
 - Nothing is allowed when HEAD's version is already released and HEAD differs from that
   release (a released version must not change), or when HEAD says no version (a saved
   tools/list answer, a tools.json).
-- In a project that has released any server, a server with no release yet promises nothing:
-  its breaking changes are allowed (the default BASE, `release:`, shows it as added; an
-  explicit `git:main` gives the same verdict). Before a project's first release, every commit
-  is the contract, as `git:HEAD` has always judged it.
+- In a project that has released any server, a server of its specs/ with no release yet
+  promises nothing: its breaking changes are allowed (the default BASE, `release:`, shows it as
+  added; an explicit `git:main` gives the same verdict). Before a project's first release, every
+  commit is the contract, as `git:HEAD` has always judged it. Other inputs (saved tools/list
+  answers, specs outside specs/) are judged by their versions alone.
 
 Allowed findings stay breaking in every format, marked with why; `Finding.gate_level` says what
 they weigh for `--fail-on` (a warning: a reviewer still reads them)."""
@@ -48,24 +49,28 @@ def judge_project_versions(reviews: list[ServerReview], project: Path) -> list[S
     judged = []
     for review in reviews:
         releases, problems = load_releases(project, review.name)
-        judged.append(review if problems else _judge(review, releases, released_project))
+        unreleased = released_project and not releases and _in_specs(review.head, project)
+        judged.append(review if problems else _judge(review, releases, unreleased))
     return judged
 
 
 def judge_versions(
-    reviews: list[ServerReview], releases: Mapping[str, list[Release]], *, released_project: bool = False
+    reviews: list[ServerReview],
+    releases: Mapping[str, list[Release]],
+    *,
+    unreleased: frozenset[str] = frozenset(),
 ) -> list[ServerReview]:
     """Each review with its breaking findings allowed where the versions say so; `releases`
-    holds each server's recorded releases (oldest first), by name; `released_project`: whether
-    the project has released any server."""
-    return [_judge(review, releases.get(review.name, []), released_project) for review in reviews]
+    holds each server's recorded releases (oldest first), by name; `unreleased` names the
+    servers not released yet in a project that has released others."""
+    return [_judge(r, releases.get(r.name, []), r.name in unreleased) for r in reviews]
 
 
-def _judge(review: ServerReview, releases: list[Release], released_project: bool) -> ServerReview:
+def _judge(review: ServerReview, releases: list[Release], unreleased: bool) -> ServerReview:
     head = review.head
     if head is None or not review.count("breaking"):
         return review
-    if released_project and not releases:
+    if unreleased:
         return _unreleased(review)
     if head.version is None:
         return review
@@ -91,6 +96,13 @@ def _judge(review: ServerReview, releases: list[Release], released_project: bool
             allowed = by_version or _acknowledged(acknowledged, finding.rule_id, version)
         findings.append(replace(finding, allowed=allowed) if allowed else finding)
     return replace(review, findings=tuple(findings), versions=_note(reference, version, bumped, bool(older)))
+
+
+def _in_specs(head: ServerWire | None, project: Path) -> bool:
+    """Whether HEAD's server is declared in the project's specs/ (where its spans point)."""
+    specs = (project / "specs").resolve()
+    spans = [*(head.spans.values() if head else ()), *(head.resource_spans.values() if head else ())]
+    return bool(spans) and all(Path(span.file).resolve().is_relative_to(specs) for span in spans)
 
 
 def _unreleased(review: ServerReview) -> ServerReview:
