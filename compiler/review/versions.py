@@ -109,7 +109,7 @@ def _unreleased(review: ServerReview) -> ServerReview:
     name = review.name
     allowance = Allowance("unreleased", f"{name} has no release yet", (("server", name),))
     findings = tuple(replace(f, allowed=allowance) if f.level == "breaking" else f for f in review.findings)
-    note = f"{name} has no release yet, so it promises nothing: breaking changes are allowed until its first"
+    note = f"{name} has no release yet, so it promises nothing: breaking changes pass until it is released"
     return replace(review, findings=findings, versions=note)
 
 
