@@ -108,12 +108,18 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Compare BASE with HEAD, judge every changed field, and exit by --fail-on. Each side is a "
             "spec file or folder, a folder of specs, a generated tools.json, a saved tools/list JSON, "
-            "or git:REF[:PATH] (the specs at a git ref of this project). Exit codes: 0 nothing at or "
-            "above the --fail-on level, 1 something is, 2 an input could not be read."
+            "git:REF[:PATH] (the specs at a git ref of this project) or release:[SERVER[@VERSION]] (released "
+            "baselines). A breaking change is allowed (reported; --fail-on counts it as a warning) when "
+            "HEAD's version bumps major (minor below 1.0) over the release it follows, or BASE's version, "
+            "or HEAD's spec acknowledges it. Exit codes: 0 nothing at or above the --fail-on level, "
+            "1 something is, 2 an input could not be read."
         ),
     )
     diff.add_argument(
-        "base", nargs="?", default="git:HEAD", help="what the change starts from (default git:HEAD)"
+        "base",
+        nargs="?",
+        default=None,
+        help="what the change starts from (default: release: once a server has a release, else git:HEAD)",
     )
     diff.add_argument("head", nargs="?", default=None, help="what it ends at (default: the project's specs/)")
     diff.add_argument("--format", choices=("text", "markdown", "json", "github"), default="text")
@@ -346,14 +352,16 @@ def _max_chars(text: str) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from .diagnostics import has_errors
     from .files import write_text_atomic
-    from .inputs import DiffInputError, load_side
+    from .inputs import DiffInputError, default_base, load_side
     from .review.compare import review
     from .review.render import FORMATS
     from .review.render_markdown import DEFAULT_MAX_CHARS, render_markdown, render_report
+    from .review.versions import judge_project_versions
 
     head = args.head if args.head is not None else str(args.project / "specs")
+    base = args.base if args.base is not None else default_base(args.project)
     try:
-        sides = [load_side(arg, args.project) for arg in (args.base, head)]
+        sides = [load_side(arg, args.project) for arg in (base, head)]
     except DiffInputError as err:
         print(f"lynxc diff: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -363,7 +371,7 @@ def _diff(args: argparse.Namespace) -> int:
     if any(has_errors(side.diagnostics) for side in sides):
         print("lynxc diff: a spec does not compile; nothing compared", file=sys.stderr)
         return EXIT_USAGE
-    reviews = review(*sides)
+    reviews = judge_project_versions(review(*sides), args.project)
     if args.report:
         try:
             write_text_atomic(Path(args.report), render_report(reviews))
@@ -377,7 +385,7 @@ def _diff(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(FORMATS[args.format](reviews))
     failing = FAIL_LEVELS.get(args.fail_on, ())
-    return EXIT_FAILED if any(f.level in failing for r in reviews for f in r.findings) else EXIT_OK
+    return EXIT_FAILED if any(f.gate_level in failing for r in reviews for f in r.findings) else EXIT_OK
 
 
 def _index(args: argparse.Namespace) -> int:

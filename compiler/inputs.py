@@ -1,6 +1,7 @@
 """What `lynxc diff` and `lynxc lint` read: each input is a spec file or folder, a folder of specs,
-a generated `tools.json`, a saved `tools/list` answer, or `git:REF[:PATH]` (specs at a git ref),
-turned into the wire form of its servers (`wire.Side`).
+a generated `tools.json`, a saved `tools/list` answer, `git:REF[:PATH]` (specs at a git ref), or
+`release:[SERVER[@VERSION]]` (released baselines in schema-changelog/), turned into the wire form
+of its servers (`wire.Side`).
 
 Declared records come with the servers of a spec (from the IR) and of a generated folder (its
 resources.json; none when it has no such file). A JSON file given alone is a tools/list answer,
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import tarfile
 import tempfile
@@ -24,6 +26,8 @@ from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
 from .wire import ServerWire, Side, auth_of_payload, resources_from_document, wire_from_ir
 
 GIT_PREFIX = "git:"
+RELEASE_PREFIX = "release:"
+_SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 RESOURCES_FILE = "resources.json"
 
 
@@ -32,6 +36,8 @@ class DiffInputError(Exception):
 
 
 def load_side(arg: str, project: Path) -> Side:
+    if arg.startswith(RELEASE_PREFIX):
+        return _load_releases(arg, project)
     if arg.startswith(GIT_PREFIX):
         ref, _, inner = arg[len(GIT_PREFIX) :].partition(":")
         if not ref or ref.startswith("-"):  # git would read `git:--output=x` as an option
@@ -44,9 +50,69 @@ def load_side(arg: str, project: Path) -> Side:
     return _load_path(path, arg)
 
 
+def default_base(project: Path) -> str:
+    """What `lynxc diff` compares with when no BASE is given: the released contract (`release:`,
+    every released server's latest baseline) once any server has a release, else `git:HEAD`."""
+    from .review.versions import released_servers
+
+    return RELEASE_PREFIX if released_servers(project) else f"{GIT_PREFIX}HEAD"
+
+
+def _load_releases(arg: str, project: Path) -> Side:
+    """`release:` is the latest released baseline of every released server, `release:SERVER`
+    that server's, `release:SERVER@VERSION` the baseline of that version. A baseline carries
+    its version, so `lynxc diff` can judge a breaking change by the version that follows it."""
+    from .review.changelog import CHANGELOG_DIR, load_releases
+    from .review.versions import released_servers
+
+    server, _, version = arg[len(RELEASE_PREFIX) :].partition("@")
+    if server and not _SERVER_NAME.match(server):
+        raise DiffInputError(f"{arg}: expected release:[SERVER[@VERSION]] with a server name")
+    names = [server] if server else released_servers(project)
+    if not names:
+        raise DiffInputError(f"{arg}: no server has a release in {CHANGELOG_DIR}/ (`lynxc release SERVER`)")
+    servers: dict[str, ServerWire] = {}
+    for name in names:
+        releases, problems = load_releases(project, name)
+        if problems:
+            raise DiffInputError(f"{arg}: {problems[0].span.file}: {problems[0].message}")
+        if not releases:
+            where = f"{CHANGELOG_DIR}/{name}/"
+            raise DiffInputError(f"{arg}: {name} has no release in {where} (`lynxc release {name}`)")
+        chosen = next((r for r in releases if r.version == version), None) if version else releases[-1]
+        if chosen is None:
+            listed = ", ".join(r.version for r in releases)
+            raise DiffInputError(f"{arg}: {name} has no release {version} (released: {listed})")
+        origin = f"release:{name}@{chosen.version}"
+        servers[name] = ServerWire(
+            name, chosen.tools, origin, resources=chosen.resources, auth=chosen.auth, version=chosen.version
+        )
+    return Side(servers)
+
+
+def _released_baseline(path: Path, label: str) -> Side | None:
+    """A baseline file of schema-changelog/<server>/ that releases.json lists, read as the release
+    it is (named by its server, with its version); None for any other JSON file."""
+    from .review.changelog import CHANGELOG_DIR, RELEASES_FILE
+
+    folder = path.resolve().parent
+    if folder.parent.name != CHANGELOG_DIR or not (folder / RELEASES_FILE).is_file():
+        return None
+    try:
+        listed = json.loads((folder / RELEASES_FILE).read_text(encoding="utf-8"))["releases"]
+        versions = {item["version"] for item in listed}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # read as a plain tools/list answer, which says what is wrong with it
+    if path.stem not in versions:
+        return None
+    side = _load_releases(f"{RELEASE_PREFIX}{folder.name}@{path.stem}", folder.parent.parent)
+    return Side({name: replace(wire, origin=label) for name, wire in side.servers.items()})
+
+
 def _load_path(path: Path, label: str) -> Side:
     if path.is_file() and path.suffix == ".json":
-        return Side({_json_name(path): _load_json(path, label)})
+        released = _released_baseline(path, label)
+        return released or Side({_json_name(path): _load_json(path, label)})
     # The spec front end (pydantic, ruamel) loads only for spec inputs: JSON sides start fast.
     from .spec.load import SERVER_FILE, YAML_SUFFIXES, discover_specs
 

@@ -80,6 +80,11 @@ class ServerWire:
     resource_spans: dict[tuple[str, ...], Span] = field(default_factory=dict)
     # What tools/list's `_meta` says of caller authentication (`lynxc/auth`), None when nothing.
     auth: dict[str, Any] | None = None
+    # The server's version when the side says it (a spec, a released baseline); None for a saved
+    # tools/list answer or a tools.json. `lynxc diff` judges breaking changes by it.
+    version: str | None = None
+    # (version, rule, reason) of each `server.acknowledge` entry, when the side is a spec.
+    acknowledgements: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
         resources=resources_document(server)["resources"],
         resource_spans=dict(_resource_spans(server)),
         auth=server.auth.wire() if server.auth is not None else None,
+        version=server.version,
+        acknowledgements=tuple((a.version, a.rule, a.reason) for a in server.acknowledgements),
     )
 
 

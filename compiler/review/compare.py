@@ -20,6 +20,8 @@ class ServerReview:
     base: ServerWire | None
     head: ServerWire | None
     findings: tuple[Finding, ...]
+    # How the versions judged its breaking findings (review/versions.py), when they did.
+    versions: str | None = None
 
     def count(self, level: str) -> int:
         return sum(finding.level == level for finding in self.findings)

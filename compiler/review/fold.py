@@ -73,6 +73,7 @@ def _saying(finding: Finding) -> tuple[Any, ...]:
         change.path,
         change.resource,
         change.server,
+        finding.allowed,
     )
     if is_no_op(finding):
         return said

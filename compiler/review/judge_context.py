@@ -15,6 +15,21 @@ Direction = Literal["input", "output"]
 
 
 @dataclass(frozen=True)
+class Allowance:
+    """Why a breaking finding does not fail `lynxc diff`: the head's version bumps the major
+    version (the minor one below 1.0) over the version the change starts from, the head's spec
+    acknowledges the rule for its version (`server.acknowledge`), or the server has never been
+    released in a project that releases (review/versions.py)."""
+
+    by: Literal["version", "acknowledgement", "unreleased"]
+    text: str  # for people: `0.1.0 -> 0.2.0, a minor bump below 1.0` / `acknowledged for 0.1.1: reason`
+    detail: tuple[tuple[str, str], ...]  # for machines: ("from", "0.1.0"), ("to", "0.2.0") / version, reason
+
+    def to_json(self) -> dict[str, str]:
+        return {"by": self.by, **dict(self.detail)}
+
+
+@dataclass(frozen=True)
 class Finding:
     change: Change
     rule_id: str
@@ -25,15 +40,24 @@ class Finding:
     said_by: str | None = None
     # The sibling entries this finding says as well (their own findings were left out).
     folded: tuple[Change, ...] = ()
+    allowed: Allowance | None = None  # a breaking change the versions sanction (review/versions.py)
 
     @property
     def level(self) -> Level:
         return RULES[self.rule_id].severity  # type: ignore[return-value]
 
+    @property
+    def gate_level(self) -> Level:
+        """What the finding weighs for `lynxc diff --fail-on`: a breaking change the versions
+        allow counts as a warning (a reviewer still reads it; it fails `--fail-on warning`)."""
+        return "warning" if self.allowed is not None else self.level
+
     def to_json(self) -> dict[str, Any]:
         out = {"rule": self.rule_id, "level": self.level, "message": self.message, **self.change.to_json()}
         if self.hint:
             out["hint"] = self.hint
+        if self.allowed:
+            out["allowed"] = self.allowed.to_json()
         if self.folded:
             out["folded"] = [{k: v for k, v in c.to_json().items() if k != "tool"} for c in self.folded]
         return out

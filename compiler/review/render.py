@@ -58,6 +58,8 @@ def render_text(reviews: list[ServerReview]) -> str:
         lines.append(f"{review.name}: {summary(review)}")
         for entry in fold(review.findings):
             lines += _text_entry(entry)
+        if review.versions:  # the verdict after the findings it judges
+            lines.append(f"  versions: {review.versions}")
     return "\n".join(lines) + "\n"
 
 
@@ -72,6 +74,8 @@ def _text_entry(entry: Entry) -> list[str]:
             ", ".join(entry.tools), TEXT_WIDTH, initial_indent=_INDENT, subsequent_indent=_INDENT
         )
     lines.append(f"{_INDENT}{finding.message}")
+    if finding.allowed:
+        lines.append(f"{_INDENT}allowed: {finding.allowed.text}")
     if finding.hint:
         lines.append(f"{_INDENT}hint: {finding.hint}")
     return lines + [f"{_INDENT}{line}" for line in text_values(finding)]
@@ -115,6 +119,12 @@ def render_json(reviews: list[ServerReview]) -> str:
                 "base": review.base.origin if review.base else None,
                 "head": review.head.origin if review.head else None,
                 "summary": {level: review.count(level) for level in LEVELS},
+                "versions": {
+                    "base": review.base.version if review.base else None,
+                    "head": review.head.version if review.head else None,
+                    "verdict": review.versions,
+                },
+                "allowed": sum(finding.allowed is not None for finding in review.findings),
                 "findings": findings,
             }
         )
@@ -130,10 +140,13 @@ def render_github(reviews: list[ServerReview]) -> str:
         for finding in review.findings:
             span = _span(review, finding, head_tools)
             where = f"file={_escape_property(span.file)},line={span.line},col={span.col}," if span else ""
-            title = _escape_property(f"lynxc {finding.rule_id}")
+            # An allowed breaking change is a warning annotation: an error one reads as a failure.
+            command = GITHUB_COMMAND[finding.gate_level]
+            allowed = f" (breaking, allowed: {finding.allowed.text})" if finding.allowed else ""
+            title = _escape_property(f"lynxc {finding.rule_id}{' (allowed)' if finding.allowed else ''}")
             values = "".join(f" {value}" for value in text_values(finding))
-            message = _escape_data(f"{operation(finding.change)}: {said(finding)}{values}")
-            lines.append(f"::{GITHUB_COMMAND[finding.level]} {where}title={title}::{message}")
+            message = _escape_data(f"{operation(finding.change)}: {said(finding)}{allowed}{values}")
+            lines.append(f"::{command} {where}title={title}::{message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -26,7 +26,9 @@ def summary(review: ServerReview) -> str:
     if not review.findings:
         return "no changes"
     plural = "s" if len(review.findings) != 1 else ""
-    return f"{len(review.findings)} field{plural} changed ({level_counts(review.findings)})"
+    allowed = sum(finding.allowed is not None for finding in review.findings)
+    also = f"; {allowed} breaking allowed" if allowed else ""
+    return f"{len(review.findings)} field{plural} changed ({level_counts(review.findings)}{also})"
 
 
 def level_counts(findings: Iterable[Finding]) -> str:

@@ -178,7 +178,8 @@ def _section_cost(level: str) -> int:
 
 
 def _server_heading(review: ServerReview) -> str:
-    return f"## Schema changes: `{review.name}`\n\n{summary(review)}.\n"
+    versions = f"\n{markdown_inline(review.versions)}.\n" if review.versions else ""
+    return f"## Schema changes: `{review.name}`\n\n{summary(review)}.\n{versions}"
 
 
 def _section_heading(level: str, entries: list[Entry]) -> str:
@@ -193,7 +194,11 @@ def _list_item(entry: Entry, *, full: bool = False, compact: bool = False) -> st
     finding, change = entry.first, entry.first.change
     level = f"**{finding.level}**" if finding.level == "breaking" else finding.level
     what = f"{_subject(entry)}{_change(change)}"
-    lines = [f"- {level} {code(finding.rule_id)} — {what}: {_said(finding, full)}"]
+    allowed = ""
+    if finding.allowed:  # an acknowledgement's reason is the author's text: cut like a message
+        why = finding.allowed.text
+        allowed = f" (allowed: {markdown_inline(why if full else cut_middle(why, SUMMARY_MESSAGE_CHARS))})"
+    lines = [f"- {level} {code(finding.rule_id)}{allowed} — {what}: {_said(finding, full)}"]
     if compact:
         return lines[0]
     if len(entry.tools) > 1:

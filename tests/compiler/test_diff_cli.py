@@ -284,7 +284,7 @@ def test_a_spec_that_starts_authenticating_callers_is_breaking(tmp_path: Path) -
     (v1 / "server.yaml").write_text(SHOP.format(version="1.0.0", auth="", tool_auth="", claim=""))
     (v2 / "server.yaml").write_text(
         SHOP.format(
-            version="2.0.0",
+            version="1.1.0",  # a minor bump above 1.0: breaking changes still fail (2.0.0 allows them)
             auth="  auth: {scopes: [orders:read], api_keys: {file: {setting: keys_file}}}\n",
             tool_auth="  auth: {scopes: [orders:read]}\n",
             claim="from_claim: email, ",
