@@ -218,6 +218,10 @@ class _ExampleCheck:
                         item, schema["items"], root, (*path, CONTAINS, index), f"{where}[{index}]"
                     )
             return
+        if isinstance(expected, list) and isinstance(schema.get("items"), dict):
+            for index, item in enumerate(expected):
+                self._check_subset(item, schema["items"], root, (*path, index), f"{where}[{index}]")
+            return
         if isinstance(expected, dict) and isinstance(schema.get("properties"), dict):
             properties = schema["properties"]
             closed = schema.get("additionalProperties") is False
