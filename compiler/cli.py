@@ -183,11 +183,11 @@ def _parser() -> argparse.ArgumentParser:
         "test",
         help="build, serve and run the spec examples of servers (and fuzz their tools) through an MCP client",
         description=(
-            "Build the servers (writing generated/ as `lynxc build` does), run each spec's test fixture, "
-            "start `lynxc serve SERVER --transport stdio` and run its tools' examples through the MCP "
-            "client; with --fuzz N, also call each local read-only tool with N argument sets drawn "
-            "from its inputSchema and with near-misses of it. Exit codes: 0 all passed, 1 something "
-            "failed, 2 a usage error."
+            "Build the servers (in memory: generated/ is left alone), run each spec's test fixture, "
+            "serve each build with `lynxc serve --transport stdio` and run its tools' examples "
+            "through the MCP client; with --fuzz N, also call each local read-only tool with N "
+            "argument sets drawn from its inputSchema and with near-misses of it. Exit codes: 0 all "
+            "passed, 1 something failed, 2 a usage error."
         ),
     )
     from .testing.command import add_arguments as add_test_arguments

@@ -1,6 +1,8 @@
-"""`lynxc test [SERVER...]`: build (writing generated/ as `lynxc build` does), prepare each
-server's fixture, run its examples and, with --fuzz N, fuzz its tools; report as text, GitHub
-annotations and JUnit XML. Exit 0 all passed, 1 something failed, 2 a usage error."""
+"""`lynxc test [SERVER...]`: build in memory and serve each server from a temporary copy of
+its generated files (the project's generated/ is neither written nor read: `lynxc build` and
+`build --check` own it), prepare each server's fixture, run its examples and, with --fuzz N,
+fuzz its tools; report as text, GitHub annotations and JUnit XML. Exit 0 all passed, 1
+something failed, 2 a usage error."""
 
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..build import build, unknown_settings, write_files
+    from ..build import build, unknown_settings
     from ..diagnostics import has_errors
     from ..files import write_text_atomic
     from .report import case_line, github_annotations, junit_xml, write_text
@@ -92,14 +94,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if not output.servers:
         return _usage("no specs found (looked in specs/)")
-    changed = write_files(project, output)
-    if changed:
-        print(f"lynxc test: built, {len(changed)} generated file(s) written")
     runnable, skipped = _needing_settings(output.servers, overrides)
     results: list[CaseResult] = list(skipped)
     for result in skipped:
         print(case_line(result), flush=True)
-    plan = Plan(project, overrides, args.keyword, FuzzOptions(args.fuzz, args.seed, args.fuzz_side_effects))
+    fuzz = FuzzOptions(args.fuzz, args.seed, args.fuzz_side_effects)
+    plan = Plan(project, overrides, args.keyword, fuzz, output.files)
     results += run_servers(plan, runnable, lambda result: print(case_line(result), flush=True))
     seconds = time.monotonic() - started
     if not results:

@@ -48,14 +48,18 @@ def setting_args(server: ServerIR, tmp: Path, overrides: Mapping[str, str]) -> l
     return args
 
 
-def run_setup(project: Path, server: ServerIR, tmp: Path, overrides: Mapping[str, str]) -> str | None:
-    """Run the fixture's setup commands in order; what went wrong, or None."""
+def run_setup(
+    project: Path, server: ServerIR, folder: Path, tmp: Path, overrides: Mapping[str, str]
+) -> str | None:
+    """Run the fixture's setup commands in order; what went wrong, or None. The server's name
+    among a command's arguments stands for `folder`, the generated folder the test serves."""
     if server.test_fixture is None:
         return None
     settings = setting_args(server, tmp, overrides)
     for step in server.test_fixture.setup:
         args = [str(fill(arg, spec_dir(server), tmp)) for arg in step.lynxc]
-        command = [*LYNXC, "--project", str(project), *args, *settings]
+        given = [str(folder) if arg == server.name else arg for arg in args]
+        command = [*LYNXC, "--project", str(project), *given, *settings]
         try:
             done = subprocess.run(
                 command, cwd=project, capture_output=True, text=True, timeout=SETUP_TIMEOUT_SECONDS

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 
 from ..diagnostics import Span
+from ..emit.server import GENERATED_DIR
 from ..ir import ServerIR, ToolIR
 from .expectations import Answer, error_kind, mismatches
 from .fixture import LYNXC, run_setup, setting_args
@@ -64,6 +65,7 @@ class Plan:
     overrides: Mapping[str, str]
     keyword: str | None
     fuzz: FuzzOptions
+    files: Mapping[str, str]  # the build's output, {path under the project: text}
 
 
 def run_servers(
@@ -107,7 +109,8 @@ async def _run_server(plan: Plan, server: ServerIR, report: Callable[[CaseResult
     with tempfile.TemporaryDirectory(prefix=f"lynxc-test-{server.name}-") as tmp_name:
         tmp = Path(tmp_name)
         started = time.monotonic()
-        problem = await anyio.to_thread.run_sync(run_setup, plan.project, server, tmp, plan.overrides)
+        folder = _write_generated(plan.files, server, tmp)
+        problem = await anyio.to_thread.run_sync(run_setup, plan.project, server, folder, tmp, plan.overrides)
         if problem is not None:
             done(CaseResult(server.name, "(setup)", "setup", None, [problem], time.monotonic() - started))
             return results
@@ -117,7 +120,7 @@ async def _run_server(plan: Plan, server: ServerIR, report: Callable[[CaseResult
                 async with AsyncExitStack() as stack:
                     try:
                         client = await stack.enter_async_context(
-                            _client(plan.project, server, tmp, plan.overrides, errlog)
+                            _client(plan.project, server, folder, tmp, plan.overrides, errlog)
                         )
                     except Exception as err:  # a server that cannot start: one clear failure
                         done(_start_failure(server, err, errlog_path, time.monotonic() - started))
@@ -178,7 +181,21 @@ class _Session:
         return self.gone
 
 
-def _client(project: Path, server: ServerIR, tmp: Path, overrides: Mapping[str, str], errlog: Any) -> Any:
+def _write_generated(files: Mapping[str, str], server: ServerIR, tmp: Path) -> Path:
+    """The server's generated files, as this build made them, under `tmp`: the server runs from
+    there, so a test never changes the project's generated/ nor depends on it being current."""
+    prefix = f"{GENERATED_DIR}/{server.name}/"
+    for relative, text in files.items():
+        if relative.startswith(prefix):
+            target = tmp / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    return tmp / GENERATED_DIR / server.name
+
+
+def _client(
+    project: Path, server: ServerIR, folder: Path, tmp: Path, overrides: Mapping[str, str], errlog: Any
+) -> Any:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -187,7 +204,7 @@ def _client(project: Path, server: ServerIR, tmp: Path, overrides: Mapping[str, 
         "--project",
         str(project),
         "serve",
-        server.name,
+        str(folder),
         "--transport",
         "stdio",
         *setting_args(server, tmp, overrides),
