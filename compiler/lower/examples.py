@@ -25,11 +25,13 @@ CONTAINS = "contains"  # {contains: [...]}: a list holding these items, in any o
 
 
 def lower_examples(
-    source: SpecSource, tools: Iterable[ToolIR], setting_names: Iterable[str]
+    source: SpecSource, tools: Iterable[ToolIR], setting_names: Iterable[str], tool_names: Iterable[str]
 ) -> tuple[tuple[ExampleIR, ...], TestFixtureIR | None, list[Diagnostic]]:
     """The examples of every tool (the tools' own, then the server's `test.examples`), the
-    test fixture, and what is wrong with them."""
+    test fixture, and what is wrong with them. `tools` are those that lowered cleanly (the
+    examples of the others are not checked: their own errors come first); `tool_names` all."""
     by_name = {tool.name: tool for tool in tools}
+    all_names = set(tool_names)
     diagnostics: list[Diagnostic] = []
     written: list[tuple[str, Example, SourceDoc, NodePath]] = []
     for tool_source in source.tools:
@@ -42,13 +44,13 @@ def lower_examples(
     if fixture is not None:
         for index, example in enumerate(fixture.examples):
             path = ("server", "test", "examples", index)
-            if example.tool not in by_name:
+            if example.tool not in all_names:
                 diagnostics.append(
                     diagnostic(
                         "EXAMPLE_TOOL_UNKNOWN",
                         f"example of tool '{example.tool}', which the server does not have",
                         doc.span((*path, "tool")),
-                        did_you_mean(example.tool, by_name) or "tools: " + ", ".join(sorted(by_name)),
+                        did_you_mean(example.tool, all_names) or "tools: " + ", ".join(sorted(all_names)),
                     )
                 )
                 continue
@@ -100,11 +102,11 @@ def lower_examples(
         for index, step in enumerate(fixture.setup):
             path = ("server", "test", "setup", index, "lynxc")
             if not step.lynxc or step.lynxc[0] not in SETUP_VERBS:
-                verb = step.lynxc[0] if step.lynxc else ""
+                runs = f"runs `lynxc {step.lynxc[0]}`" if step.lynxc else "names no command"
                 diagnostics.append(
                     diagnostic(
                         "TEST_SETUP_INVALID",
-                        f"setup runs `lynxc {verb}`: only {', '.join(SETUP_VERBS)} prepare a server's data",
+                        f"setup {runs}: only lynxc {', '.join(SETUP_VERBS)} prepare a server's data",
                         doc.span(path),
                     )
                 )

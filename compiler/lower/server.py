@@ -326,7 +326,7 @@ def lower(
         http = HttpDataIR(base_url, http_auth, http_headers, tuple(requests))
 
     examples, test_fixture, example_diagnostics = lower_examples(
-        source, [t for t in tools if t.name not in unchecked], setting_names
+        source, [t for t in tools if t.name not in unchecked], setting_names, tool_names
     )
     diagnostics.extend(example_diagnostics)
 
