@@ -282,6 +282,8 @@ def _valid_call_problems(tool: ToolIR, answer: Answer, output: dict[str, Any] | 
     if answer.is_error:
         if error_kind(tool.name, answer.text) == "invalid_arguments":
             return [f"arguments the inputSchema accepts were refused: {answer.text}"]
+        if answer.text.startswith(f"{tool.name!r} produced an invalid result"):
+            return [f"the result breaks the outputSchema (the host withheld it): {answer.text}"]
         if answer.text.startswith((f"{tool.name!r} failed: ", f"{tool.name!r} produced ")):
             return [f"the tool crashed: {answer.text}"]
         return []  # a refusal the tool chose (no such file, say) is an answer
