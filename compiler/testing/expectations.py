@@ -10,7 +10,6 @@ from typing import Any
 from lynxc.runtime.wire_values import pointed_value
 
 CONTAINS = "contains"
-_MISSING = object()
 
 
 @dataclass(frozen=True)
