@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,15 @@ class NearMiss:
 
 def valid_arguments(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
     """Up to `count` distinct argument sets the schema accepts, the same for the same seed."""
+    # Hypothesis keeps caches in ./.hypothesis: in a folder of the run instead, not the project.
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    with tempfile.TemporaryDirectory(prefix="lynxc-fuzz-") as home:
+        set_hypothesis_home_dir(home)
+        return _drawn(schema, count, seed)
+
+
+def _drawn(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
     import hypothesis
     from hypothesis import HealthCheck, Phase, strategies
     from hypothesis_jsonschema import from_schema

@@ -206,6 +206,7 @@ def test_fuzzing_finds_the_planted_bugs_and_prints_their_arguments(tmp_path: Pat
     assert '\n      arguments: {"n": 0}\n' in out  # what made divide crash
     assert "reproduce: lynxc test shop -k 'divide::fuzz' --fuzz 12 --seed 3" in out
     assert "Traceback" not in out + done.stderr
+    assert not (project / ".hypothesis").exists()  # hypothesis's caches stay out of the project
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
