@@ -217,6 +217,16 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "no server of this run declares a setting named 'colour'" in bad.stderr
 
 
+def test_a_server_needing_a_setting_nobody_gave_is_skipped_naming_it(tmp_path: Path) -> None:
+    head = SPEC_HEAD + "    token: {type: string, minLength: 1, description: The API token.}\n"
+    project = make_project(tmp_path / "p", DOUBLE + EXAMPLES, head=head)
+    done = lynxc_test(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SKIPPED shop::(server)::start: needs --set token=..." in done.stdout
+    assert "\n0 passed, 1 skipped in " in done.stdout
+    assert "usage: lynxc test" in lynxc_test(project, "--help").stdout
+
+
 def test_every_bundled_server_passes_its_examples(pagila_db: str) -> None:  # noqa: F811
     """The CI requirement: `lynxc test` over the repository's own servers, pagila against the
     tests' seeded database, the others from their data in the repository."""
