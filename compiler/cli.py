@@ -190,6 +190,22 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     load.set_defaults(run=_load)
 
+    test = verbs.add_parser(
+        "test",
+        help="build, serve and run the spec examples of servers (and fuzz their tools) through an MCP client",
+        description=(
+            "Build the servers (in memory: generated/ is left alone), run each spec's test fixture, "
+            "serve each build with `lynxc serve --transport stdio` and run its tools' examples "
+            "through the MCP client; with --fuzz N, also call each local read-only tool with N "
+            "argument sets drawn from its inputSchema and with near-misses of it. Exit codes: 0 all "
+            "passed, 1 something failed, 2 a usage error."
+        ),
+    )
+    from .testing.command import add_arguments as add_test_arguments
+
+    add_test_arguments(test)
+    test.set_defaults(run=_test)
+
     lint = verbs.add_parser(
         "lint",
         help="check tool definitions and score them TDQS-style",
@@ -276,6 +292,12 @@ def _import_openapi(args: argparse.Namespace) -> int:
         out=sys.stdout,
         err=sys.stderr,
     )
+
+
+def _test(args: argparse.Namespace) -> int:
+    from .testing.command import run
+
+    return run(args)
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -478,6 +478,45 @@ POSTGRES_DEFAULT_POOL_SIZE = 10
 
 
 @dataclass(frozen=True)
+class ExampleIR:
+    """One example of a tool (issue 29): a call and what must hold of its answer. Never on the
+    wire: the README documents it and `lynxc test` runs it."""
+
+    tool: str
+    name: str
+    arguments_json: str  # canonical JSON of the arguments
+    expect_json: str  # canonical JSON of the expectation, the keys given only
+    span: Span = field(compare=False)
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return json.loads(self.arguments_json)
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        return json.loads(self.expect_json)
+
+
+@dataclass(frozen=True)
+class SetupStepIR:
+    lynxc: tuple[str, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class TestFixtureIR:
+    """What `lynxc test` prepares before it serves: settings ({spec_dir}, {tmp} unfilled) and
+    the lynxc commands to run."""
+
+    settings_json: str
+    setup: tuple[SetupStepIR, ...]
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return json.loads(self.settings_json)
+
+
+@dataclass(frozen=True)
 class ServerIR:
     name: str
     version: str
@@ -493,6 +532,8 @@ class ServerIR:
     auth: AuthIR | None = None
     transports: tuple[str, ...] = ("stdio", "http")
     http: HttpDataIR | None = None
+    examples: tuple[ExampleIR, ...] = ()
+    test_fixture: TestFixtureIR | None = None
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads

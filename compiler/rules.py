@@ -546,6 +546,27 @@ _RULES = (
         "http",
         "A tool answering JSON declares its output schema, which every answer is checked against.",
     ),
+    # examples and `lynxc test` (compiler/lower/examples.py)
+    Rule("EXAMPLE_TOOL_UNKNOWN", "error", "examples", "A server's test example names one of its tools."),
+    Rule("EXAMPLE_NAME_DUPLICATE", "error", "examples", "A tool's examples have different names."),
+    Rule(
+        "EXAMPLE_ARGUMENTS_INVALID",
+        "error",
+        "examples",
+        "An example's arguments satisfy the tool's published inputSchema (or, expecting "
+        "invalid_arguments, break it).",
+    ),
+    Rule(
+        "EXAMPLE_EXPECT_INVALID",
+        "error",
+        "examples",
+        "What an example expects can happen: result keys and values the outputSchema allows, a "
+        "list at rows.at, an error field that is a parameter.",
+    ),
+    Rule(
+        "TEST_SETTING_UNKNOWN", "error", "examples", "A test fixture sets only settings the server declares."
+    ),
+    Rule("TEST_SETUP_INVALID", "error", "examples", "A test fixture's setup runs lynxc load, index or keys."),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

@@ -53,6 +53,20 @@ tools:
         words: {{type: integer, minimum: 0, description: Runs of non-space characters.}}
         lines: {{type: integer, minimum: 0, description: Line count; a final line without a newline counts.}}
         characters: {{type: integer, minimum: 0, description: Unicode code points.}}
+    # Calls and what must hold of their answers: listed in the generated README, run by `lynxc test`.
+    examples:
+      - name: two lines
+        arguments: {{text: "one two\\nthree"}}
+        expect:
+          result: {{words: 3, lines: 2, characters: 13}}
+      - name: empty text gives zeros
+        arguments: {{text: ""}}
+        expect:
+          result: {{words: 0, lines: 0, characters: 0}}
+      - name: the text is required
+        arguments: {{}}
+        expect:
+          error: {{kind: invalid_arguments, field: text}}
 """
 
 BACKEND = '''\

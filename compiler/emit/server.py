@@ -18,6 +18,7 @@ import jinja2
 
 from ..files import GENERATED_DIR
 from ..ir import (
+    ExampleIR,
     HttpToolIR,
     PgToolIR,
     ResourceIR,
@@ -31,6 +32,7 @@ from ..ir import (
 )
 from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
+from .examples import describe_expectation
 from .models import (
     generate_models,
     generate_record_model,
@@ -114,7 +116,10 @@ def emit_server(
             server=server,
             header="\n".join(f"<!-- {line} -->" for line in lines),
             tools=[
-                _tool_doc(tool, scores[tool.name], sql_tools.get(tool.name), http_tools.get(tool.name))
+                {
+                    **_tool_doc(tool, scores[tool.name], sql_tools.get(tool.name), http_tools.get(tool.name)),
+                    "examples": [example_doc(e) for e in server.examples if e.tool == tool.name],
+                }
                 for tool in server.tools
             ],
             resources=resource_docs(server),
@@ -137,6 +142,15 @@ def emit_server(
         ),
     }
     return {f"{GENERATED_DIR}/{server.name}/{name}": text for name, text in files.items()}
+
+
+def example_doc(example: ExampleIR) -> dict[str, str]:
+    """One example as the README lists it: its arguments as compact JSON and what must hold."""
+    return {
+        "name": example.name,
+        "arguments": json.dumps(example.arguments, ensure_ascii=False, separators=(", ", ": ")),
+        "expected": describe_expectation(example.expect),
+    }
 
 
 def _json_file(document: dict[str, Any]) -> str:

@@ -48,6 +48,7 @@ from .auth import (
     lower_tool_auth,
 )
 from .backend_probe import Declaration, read_declarations, refused_target
+from .examples import lower_examples
 from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
 from .model_files import check_model_files, same_file, tool_module
 from .records_tools import (
@@ -333,6 +334,11 @@ def lower(
             requests.append(request)
         http = HttpDataIR(base_url, http_auth, http_headers, tuple(requests))
 
+    examples, test_fixture, example_diagnostics = lower_examples(
+        source, [t for t in tools if t.name not in unchecked], setting_names, tool_names
+    )
+    diagnostics.extend(example_diagnostics)
+
     if has_errors(diagnostics):
         return Result(None, tuple(diagnostics))
     return Result(
@@ -356,6 +362,8 @@ def lower(
             auth=auth,
             transports=tuple(server.transports),
             http=http,
+            examples=examples,
+            test_fixture=test_fixture,
         ),
         tuple(diagnostics),
     )

@@ -188,6 +188,83 @@ def _backend_kind(value: Any) -> str:
     return "sql"
 
 
+# --- Examples and `lynxc test` (issue 29) --------------------------------------------------------
+
+ERROR_KINDS = ("invalid_arguments", "forbidden", "tool_error")
+
+
+class RowsExpectation(_Strict):
+    """How many items the list at `at` holds (a JSON pointer into the structured result)."""
+
+    at: StrictStr = Field("/rows", description="A JSON pointer (RFC 6901) to a list of the result.")
+    count: StrictInt | None = Field(None, ge=0, description="Exactly this many.")
+    min: StrictInt | None = Field(None, ge=0, description="At least this many.")
+    max: StrictInt | None = Field(None, ge=0, description="At most this many.")
+
+
+class ErrorExpectation(_Strict):
+    """The call must be refused (isError): by whom, naming what."""
+
+    kind: Literal["invalid_arguments", "forbidden", "tool_error"] | None = Field(
+        None,
+        description="invalid_arguments: the host refused the arguments against the inputSchema; "
+        "forbidden: the caller may not call it; tool_error: the tool ran and failed or refused.",
+    )
+    field: StrictStr | None = Field(None, description="A parameter the error message must name.")
+    message: StrictStr | None = Field(None, description="A fragment the error message must contain.")
+
+
+class Expectation(_Strict):
+    """What must hold of the answer; every key given is checked."""
+
+    result: dict[StrictStr, Any] | None = Field(
+        None,
+        description="A subset of the structured result: objects match key by key (extra keys "
+        "allowed), lists and scalars exactly; {contains: [...]} matches a list holding those items.",
+    )
+    rows: RowsExpectation | None = Field(None, description="The length of a list in the result.")
+    error: ErrorExpectation | None = Field(None, description="The call is refused (isError: true).")
+    text: StrictStr | None = Field(None, description="A fragment of the text content.")
+
+
+class Example(_Strict):
+    """A call of the tool and what must hold of its answer: documented in the generated README
+    and run by `lynxc test`."""
+
+    name: StrictStr | None = Field(None, description="Shown in reports; default `example N`.")
+    arguments: dict[StrictStr, Any] = Field(default_factory=dict)
+    expect: Expectation = Field(default_factory=Expectation)
+
+
+class ServerExample(Example):
+    """An example of any tool of the server, records tools included."""
+
+    tool: StrictStr = Field(description="The tool the example calls.")
+
+
+class SetupStep(_Strict):
+    """One command `lynxc test` runs before starting the server (the fixture's settings are
+    appended as --set flags)."""
+
+    lynxc: list[StrictStr] = Field(
+        description="The arguments of one lynxc command, e.g. "
+        "[load, NAME, RESOURCE, '{spec_dir}/data/x.jsonl']; {spec_dir} and {tmp} are filled in."
+    )
+
+
+class TestFixture(_Strict):
+    """What `lynxc test` prepares before serving: settings, setup commands, examples of tools
+    the spec does not declare one by one."""
+
+    settings: dict[StrictStr, Any] = Field(
+        default_factory=dict,
+        description="Setting values for the test run; strings may name {spec_dir} and {tmp} "
+        "(a fresh folder per run). `lynxc test --set` overrides them.",
+    )
+    setup: list[SetupStep] = Field(default_factory=list)
+    examples: list[ServerExample] = Field(default_factory=list)
+
+
 class ToolAuth(_Strict):
     """Who may call a tool, over an authenticated transport."""
 
@@ -219,6 +296,9 @@ class Tool(_Strict):
         None, description="The scopes a caller needs (server.auth must be declared)."
     )
     lint: LintConfig | None = None
+    examples: list[Example] = Field(
+        default_factory=list, description="Calls and what must hold of their answers (`lynxc test`)."
+    )
 
 
 class Acknowledgement(_Strict):
@@ -438,6 +518,7 @@ class Server(_Strict):
     transports: list[Literal["stdio", "http"]] = Field(
         default_factory=lambda: list(TRANSPORTS), description="The transports the server may be served on."
     )
+    test: TestFixture | None = Field(None, description="How `lynxc test` prepares and what it runs.")
 
 
 # Names lowering checks with a did-you-mean; listed here too so editors complete them.

@@ -78,6 +78,8 @@ def test_init_build_serve_a_new_server(tmp_path: Path) -> None:
     good, bad = anyio.run(call)
     assert good.structured_content == {"words": 3, "lines": 2, "characters": 13}
     assert bad.is_error and "text: String should have at most 100000 characters" in bad.content[0].text
+    tested = run("test", cwd=tmp_path)  # the scaffold's examples pass as written
+    assert "\n3 passed in " in tested.stdout
 
 
 def _outputs(project: Path) -> dict[Path, bytes]:

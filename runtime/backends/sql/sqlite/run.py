@@ -23,6 +23,7 @@ from .database import SqliteDatabase, sqlite_database_for
 from .types import Misfit, row_converter
 
 _PROGRESS_STEPS = 1_000
+_SQLITE_INT_MIN, _SQLITE_INT_MAX = -(2**63), 2**63 - 1
 
 
 async def fetch_sqlite_rows(
@@ -51,6 +52,9 @@ def _values(tool: SqliteTool, arguments: Mapping[str, Any]) -> dict[str, Any]:
             value = int(value)  # SQLite's booleans are 0 and 1
         elif value is not None and not isinstance(value, int | float | str):
             raise ToolError(f"{name}: a {type(value).__name__} cannot be bound to a SQLite parameter")
+        elif isinstance(value, int) and not _SQLITE_INT_MIN <= value <= _SQLITE_INT_MAX:
+            # sqlite3 would raise OverflowError while binding: a crash, not an answer
+            raise ToolError(f"{name}: {value} is outside SQLite's integer range (64-bit); no row can hold it")
         values[name] = value
     return values
 
