@@ -1,0 +1,243 @@
+"""`lynxc dev [SERVER...]`: build, serve behind a stable front, and on every burst of saves
+rebuild and swap in the new build, keeping the last good one while an edit is broken.
+
+One loop, one direction: watch (watch.py) -> `lynxc build` as a subprocess (its diagnostics go
+straight to stderr, in its own format) -> for each server, start a new child (children.py) and
+swap it into its front (front.py) -> retire the old child once its calls are done."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .children import Child, lynxc_argv
+from .front import Front
+from .watch import watch
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def run_dev(args: argparse.Namespace) -> int:
+    project: Path = args.project.resolve()
+    servers, problem = _servers(project, list(args.servers), args.transport)
+    if problem:
+        print(f"lynxc dev: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    loop = DevLoop(project, servers, tuple(args.settings), explicit=bool(args.servers))
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(loop.run, args.transport, args.host, args.port)
+    return loop.exit_code
+
+
+def _servers(project: Path, named: list[str], transport: str) -> tuple[list[str], str | None]:
+    specs = project / "specs"
+    found = sorted(
+        {p.stem for p in specs.glob("*.y*ml") if p.suffix in (".yaml", ".yml")}
+        | {p.name for p in specs.iterdir() if p.is_dir() and not p.name.startswith(".")}
+        if specs.is_dir()
+        else set()
+    )
+    for name in named:
+        if name not in found:
+            known = f" (specs: {', '.join(found)})" if found else ""
+            return [], f"no spec for server {name!r} in {specs}{known}"
+    servers = named or found
+    if not servers:
+        return [], f"no specs found in {specs} (`lynxc init NAME` writes one)"
+    if transport == "stdio" and len(servers) != 1:
+        return [], f"--transport stdio serves exactly one server; name one of: {', '.join(servers)}"
+    return servers, None
+
+
+class DevLoop:
+    def __init__(self, project: Path, servers: list[str], settings: tuple[str, ...], *, explicit: bool):
+        self.project = project
+        self.servers = servers
+        self.settings = settings
+        self.explicit = explicit
+        self.fronts = {name: Front(name) for name in servers}
+        self.exit_code = EXIT_OK
+        self._stop = anyio.Event()
+        self._generation = 0
+        self._children: TaskGroup | None = None
+
+    async def run(self, transport: str, host: str, port: int) -> None:
+        async with anyio.create_task_group() as children:
+            self._children = children
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._signals, group)
+                    await self._rebuild(set())
+                    group.start_soon(watch, self.project, self._stop, self._rebuild)
+                    if transport == "stdio":
+                        await self._serve_stdio()
+                    else:
+                        await self._serve_http(host, port)
+                    self._stop.set()
+                    group.cancel_scope.cancel()
+            finally:
+                self._stop.set()
+                for front in self.fronts.values():
+                    if front.child is not None:
+                        front.child.retire()
+                children.cancel_scope.cancel()  # every child's process is ended by its client
+
+    async def _signals(self, group: TaskGroup) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+            async for _ in received:
+                _say("stopping")
+                self._stop.set()
+                group.cancel_scope.cancel()
+                return
+
+    async def _rebuild(self, changed: set[Path]) -> None:
+        if changed:
+            shown = sorted(_relative(self.project, path) for path in changed)
+            more = f" (+{len(shown) - 3} more)" if len(shown) > 3 else ""
+            _say(f"changed: {', '.join(shown[:3])}{more}; rebuilding")
+        argv = lynxc_argv(self.project, "build", *self._spec_paths())
+        for item in self.settings:
+            argv += ["--set", item]
+        # The build's diagnostics go straight to our stderr, exactly as `lynxc build` prints them.
+        # Its summary line too: on stdio, our stdout is the protocol's.
+        done = await anyio.run_process(
+            argv, check=False, stdout=sys.stderr, stderr=sys.stderr, cwd=self.project
+        )
+        if done.returncode != 0:
+            serving = [name for name, front in self.fronts.items() if front.child is not None]
+            still = (
+                f"still serving the last good build of {', '.join(serving)}"
+                if serving
+                else "nothing served yet"
+            )
+            _say(f"build failed; {still}; fix the errors above and save")
+            return
+        self._generation += 1
+        for name in self.servers:
+            await self._start(name)
+
+    async def _start(self, name: str) -> None:
+        assert self._children is not None
+        child = Child(self.project, name, self.settings, self._generation)
+        try:
+            await self._children.start(child.run)
+        except Exception as err:  # its own stderr said why (a setting, a port); keep the old one
+            front = self.fronts[name]
+            keep = "keeping the last good build" if front.child is not None else "nothing served yet"
+            _say(f"{name}: the new build did not start ({_reason(err)}); {keep}")
+            return
+        old = await self.fronts[name].swap(child)
+        if old is not None:
+            old.retire()
+        _say(f"{name}: serving build {child.generation} ({len(child.tools)} tools)")
+
+    def _spec_paths(self) -> list[str]:
+        if not self.explicit:
+            return []  # every spec: the same build `lynxc build` makes
+        specs = self.project / "specs"
+        paths = []
+        for name in self.servers:
+            for candidate in (specs / name, specs / f"{name}.yaml", specs / f"{name}.yml"):
+                if candidate.exists():
+                    paths.append(str(candidate))
+        return paths
+
+    async def _serve_stdio(self) -> None:
+        from lynxc.runtime.stdio import stdio_transport
+
+        (front,) = self.fronts.values()
+        server = front.server
+        async with stdio_transport() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    async def _serve_http(self, host: str, port: int) -> None:
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        routes: list[Route] = []
+        async with AsyncExitStack() as managers:
+            for name, front in self.fronts.items():
+                app = front.server.streamable_http_app(
+                    streamable_http_path=f"/{name}/mcp",
+                    host=host,
+                    transport_security=_security(host),
+                    session_idle_timeout=None,  # a dev session lasts as long as its client
+                )
+                endpoint = app.routes[-1].endpoint  # type: ignore[attr-defined]
+                routes.append(Route(f"/{name}/mcp", endpoint=endpoint))
+                if len(self.fronts) == 1:
+                    routes.append(Route("/mcp", endpoint=endpoint))
+                await managers.enter_async_context(front.server.session_manager.run())
+            config = uvicorn.Config(
+                Starlette(routes=routes), host=host, port=port, log_level="warning", lifespan="off"
+            )
+            server = _QuietUvicorn(config)
+            base = f"http://{_url_host(host)}:{port}"
+            for name in self.fronts:
+                _say(f"serving {name} on {base}/{name}/mcp")
+            if len(self.fronts) == 1:
+                _say(f"  (also on {base}/mcp)")
+            _say("watching for changes; Ctrl-C stops")
+            try:
+                await server.serve()
+            finally:
+                server.should_exit = True
+
+
+class _QuietUvicorn:
+    """uvicorn's server without its own signal handling: `lynxc dev` handles SIGINT and SIGTERM
+    itself, so that it can stop its children before it exits."""
+
+    def __new__(cls, config: Any) -> Any:
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
+
+        return Server(config)
+
+
+def _security(host: str) -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from lynxc.runtime.http_hosts import allowed_hosts, allowed_origins, served_names
+
+    names = served_names(host, [])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts(names),
+        allowed_origins=allowed_origins(names),
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _relative(project: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(project).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, BaseExceptionGroup):
+        return "; ".join(_reason(inner) for inner in err.exceptions)
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+
+
+def _say(text: str) -> None:
+    print(f"lynxc dev: {text}", file=sys.stderr, flush=True)
