@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -32,9 +33,18 @@ def run_dev(args: argparse.Namespace) -> int:
     if problem:
         print(f"lynxc dev: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    listening = None
+    if args.transport == "http":
+        try:  # bound before anything starts, so that a busy port is one clear line
+            listening = socket.create_server(
+                (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET
+            )
+        except OSError as err:
+            print(f"lynxc dev: cannot listen on {args.host}:{args.port}: {err.strerror}", file=sys.stderr)
+            return EXIT_FAILED
     loop = DevLoop(project, servers, tuple(args.settings), explicit=bool(args.servers))
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(loop.run, args.transport, args.host, args.port)
+        anyio.run(loop.run, args.transport, args.host, args.port, listening)
     return loop.exit_code
 
 
@@ -70,7 +80,7 @@ class DevLoop:
         self._generation = 0
         self._children: TaskGroup | None = None
 
-    async def run(self, transport: str, host: str, port: int) -> None:
+    async def run(self, transport: str, host: str, port: int, listening: socket.socket | None) -> None:
         async with anyio.create_task_group() as children:
             self._children = children
             try:
@@ -81,7 +91,8 @@ class DevLoop:
                     if transport == "stdio":
                         await self._serve_stdio()
                     else:
-                        await self._serve_http(host, port)
+                        assert listening is not None
+                        await self._serve_http(host, port, listening)
                     self._stop.set()
                     group.cancel_scope.cancel()
             finally:
@@ -159,7 +170,7 @@ class DevLoop:
         async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    async def _serve_http(self, host: str, port: int) -> None:
+    async def _serve_http(self, host: str, port: int, listening: socket.socket) -> None:
         import uvicorn
         from starlette.applications import Starlette
         from starlette.routing import Route
@@ -189,7 +200,7 @@ class DevLoop:
                 _say(f"  (also on {base}/mcp)")
             _say("watching for changes; Ctrl-C stops")
             try:
-                await server.serve()
+                await server.serve(sockets=[listening])
             finally:
                 server.should_exit = True
 

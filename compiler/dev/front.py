@@ -70,9 +70,6 @@ class Front:
                 self._sessions.pop(key, None)
         await self._bus.publish(ToolsListChanged())
 
-    def session_count(self) -> int:
-        return len(self._sessions)
-
     def _remember(self, ctx: Any) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return

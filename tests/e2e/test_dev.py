@@ -273,5 +273,21 @@ def test_usage_errors_are_one_line(project: Path) -> None:
     assert done.stderr.strip() == f"lynxc dev: no spec for server 'nope' in {project / 'specs'} (specs: demo)"
 
 
+def test_a_busy_port_is_one_line(project: Path) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [LYNXC, "--project", str(project), "dev", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"lynxc dev: cannot listen on 127.0.0.1:{port}: "), done.stderr
+    assert "Traceback" not in done.stderr
+
+
 if sys.platform == "win32":  # pragma: no cover - signals and /proc are POSIX
     pytestmark = pytest.mark.skip
