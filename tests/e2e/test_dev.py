@@ -20,27 +20,31 @@ import mcp_types as types
 import psutil
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import LYNXC, free_port
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 60.0
 
-# The init backend, plus a call that waits for the test: "wait" blocks until the file `release`
-# exists next to the backend, after writing `started`, so a swap can happen mid-call.
+# The init backend, plus two calls for the tests: "progress" reports progress once; "wait" writes
+# .flags/started, then blocks until .flags/release exists, so that a swap can happen mid-call.
 SLOW_BACKEND = """
 import asyncio
 from pathlib import Path
 
-HERE = Path(__file__).parent
+FLAGS = Path(__file__).parent / ".flags"  # a hidden folder: lynxc dev does not watch it
 
 
 @backend(params={"text"}, caps={"max_text_chars"})
 async def count_words(params, ctx):
     text = params.text
+    if text == "progress":
+        await ctx.report_progress(1, 2, "half way")
     if text == "wait":
-        (HERE / "started").write_text("")
-        while not (HERE / "release").exists():
+        FLAGS.mkdir(exist_ok=True)
+        (FLAGS / "started").write_text("")
+        while not (FLAGS / "release").exists():
             await asyncio.sleep(0.05)
     return {"words": WORDS, "lines": len(text.splitlines()), "characters": len(text)}
 """
@@ -214,11 +218,11 @@ async def test_a_call_in_flight_during_a_swap_completes(project: Path) -> None:
 
             async with anyio.create_task_group() as group:
                 group.start_soon(slow_call)
-                await wait_until((project / "started").exists)
+                await wait_until((project / ".flags" / "started").exists)
                 edit(spec, "Count the words,", "Count all the words,")
                 dev.wait_for("demo: serving build 2")
                 assert "Count all the words" in await description(client)
-                (project / "release").write_text("")
+                (project / ".flags" / "release").write_text("")
             (result,) = results
             assert not result.is_error
             assert result.structured_content == {"words": 1, "lines": 1, "characters": 4}
@@ -252,6 +256,48 @@ async def test_stdio_process_stays_while_children_swap(project: Path) -> None:
             await wait_until(lambda: not serve_before & {p.pid for p in dev.children(recursive=True)})
         dev.wait(timeout=30)
     assert "demo: serving build 2" in log.read_text()
+
+
+async def test_progress_and_protocol_errors_pass_through(project: Path) -> None:
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        reports.append((value, total, message))
+
+    with dev_http(project) as (_dev, url):
+        async with Client(url, mode="legacy") as client:
+            result = await client.call_tool("count_words", {"text": "progress"}, progress_callback=progress)
+            assert result.structured_content == {"words": 1, "lines": 1, "characters": 8}
+            assert reports == [(1, 2, "half way")]
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("count_wrods", {"text": "a"})
+            assert raised.value.code == types.INVALID_PARAMS
+
+
+async def test_several_servers_share_one_port(project: Path) -> None:
+    subprocess.run([LYNXC, "--project", str(project), "init", "other"], check=True, capture_output=True)
+    port = free_port()
+    dev = DevProcess(project, "--port", str(port))
+    try:
+        dev.wait_for("watching for changes")
+        assert "/mcp)" not in dev.text  # no bare /mcp when it would be ambiguous
+        for name in ("demo", "other"):
+            async with Client(f"http://127.0.0.1:{port}/{name}/mcp", mode="legacy") as client:
+                assert client.server_info is not None and client.server_info.name == name
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["count_words"]
+    finally:
+        dev.stop()
+
+
+def test_killed_dev_leaves_no_orphans(project: Path) -> None:
+    """Even kill -9, which no handler sees: each child's stdin closes and it ends."""
+    with dev_http(project) as (dev, _url):
+        children = psutil.Process(dev.process.pid).children(recursive=True)
+        assert children
+        dev.process.kill()
+        dev.process.wait()
+    _gone, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive, [p.cmdline() for p in alive]
 
 
 def test_stop_leaves_no_orphans(project: Path) -> None:
