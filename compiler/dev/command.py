@@ -12,6 +12,7 @@ import contextlib
 import signal
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -111,15 +112,20 @@ class DevLoop:
                 return
 
     async def _rebuild(self, changed: set[Path]) -> None:
+        servers = self._affected(changed)
         if changed:
             shown = sorted(_relative(self.project, path) for path in changed)
             more = f" (+{len(shown) - 3} more)" if len(shown) > 3 else ""
-            _say(f"changed: {', '.join(shown[:3])}{more}; rebuilding")
-        argv = lynxc_argv(self.project, "build", *self._spec_paths())
+            if not servers:
+                _say(f"changed: {', '.join(shown[:3])}{more}; no served server is built from it")
+                return
+            _say(f"changed: {', '.join(shown[:3])}{more}; rebuilding {', '.join(servers)}")
+        argv = lynxc_argv(self.project, "build", *self._spec_paths(servers))
         for item in self.settings:
             argv += ["--set", item]
-        # The build's diagnostics go straight to our stderr, exactly as `lynxc build` prints them.
-        # Its summary line too: on stdio, our stdout is the protocol's.
+        started = time.perf_counter()
+        # The build's diagnostics go straight to our stderr, exactly as `lynxc build` prints them;
+        # its summary line too: on stdio, our stdout is the protocol's.
         done = await anyio.run_process(
             argv, check=False, stdout=sys.stderr, stderr=sys.stderr, cwd=self.project
         )
@@ -132,13 +138,29 @@ class DevLoop:
             )
             _say(f"build failed; {still}; fix the errors above and save")
             return
+        built = time.perf_counter() - started
         self._generation += 1
-        for name in self.servers:
-            await self._start(name)
+        async with anyio.create_task_group() as group:  # the servers start side by side
+            for name in servers:
+                group.start_soon(self._start, name, built)
 
-    async def _start(self, name: str) -> None:
+    def _affected(self, changed: set[Path]) -> list[str]:
+        """The served servers a change can affect: a spec's own server; for anything else (a
+        backend module, an SQL file, data) every server, as any of them may use it."""
+        if not changed:
+            return list(self.servers)
+        owners = set()
+        for path in changed:
+            owner = _spec_owner(self.project, path)
+            if owner is None:
+                return list(self.servers)
+            owners.add(owner)
+        return [name for name in self.servers if name in owners]
+
+    async def _start(self, name: str, built: float) -> None:
         assert self._children is not None
         child = Child(self.project, name, self.settings, self._generation)
+        started = time.perf_counter()
         try:
             await self._children.start(child.run)
         except Exception as err:  # its own stderr said why (a setting, a port); keep the old one
@@ -149,14 +171,15 @@ class DevLoop:
         old = await self.fronts[name].swap(child)
         if old is not None:
             old.retire()
-        _say(f"{name}: serving build {child.generation} ({len(child.tools)} tools)")
+        took = f"built in {built:.1f} s, started in {time.perf_counter() - started:.1f} s"
+        _say(f"{name}: serving build {child.generation} ({len(child.tools)} tools; {took})")
 
-    def _spec_paths(self) -> list[str]:
-        if not self.explicit:
+    def _spec_paths(self, servers: list[str]) -> list[str]:
+        if not self.explicit and servers == self.servers:
             return []  # every spec: the same build `lynxc build` makes
         specs = self.project / "specs"
         paths = []
-        for name in self.servers:
+        for name in servers:
             for candidate in (specs / name, specs / f"{name}.yaml", specs / f"{name}.yml"):
                 if candidate.exists():
                     paths.append(str(candidate))
@@ -235,6 +258,17 @@ def _security(host: str) -> Any:
 
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
+
+
+def _spec_owner(project: Path, path: Path) -> str | None:
+    """The server whose spec `path` is (specs/NAME.yaml, specs/NAME/...), or None."""
+    parts = Path(_relative(project, path)).parts
+    if len(parts) < 2 or parts[0] != "specs":
+        return None
+    if len(parts) == 2:
+        name, suffix = parts[1].rsplit(".", 1) if "." in parts[1] else (parts[1], "")
+        return name if suffix in ("yaml", "yml") else None
+    return parts[1]
 
 
 def _relative(project: Path, path: Path) -> str:

@@ -285,6 +285,11 @@ async def test_several_servers_share_one_port(project: Path) -> None:
             async with Client(f"http://127.0.0.1:{port}/{name}/mcp", mode="legacy") as client:
                 assert client.server_info is not None and client.server_info.name == name
                 assert [tool.name for tool in (await client.list_tools()).tools] == ["count_words"]
+        edit(project / "specs" / "other.yaml", "Count the words,", "Count all the words,")
+        dev.wait_for("other: serving build 2")
+        # A spec's edit rebuilds and restarts its own server only.
+        assert re.search(r"changed: specs/other\.yaml; rebuilding other$", dev.text, re.MULTILINE), dev.text
+        assert "demo: serving build 2" not in dev.text
     finally:
         dev.stop()
 
