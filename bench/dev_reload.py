@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -106,7 +106,8 @@ async def _dev_stdio(project: Path, heard: _Heard) -> AsyncIterator[Client]:
             yield client
 
 
-async def _old_loop(project: Path, spec: Path, edits: int) -> list[float]:
+async def _old_loop_stdio(project: Path, spec: Path, edits: int) -> list[float]:
+    """Build, then the client starts `lynxc serve` again (as an MCP client's stdio entry does)."""
     times = []
     params = StdioServerParameters(
         command=LYNXC, args=["--project", str(project), "serve", "demo"], env=dict(os.environ)
@@ -121,6 +122,42 @@ async def _old_loop(project: Path, spec: Path, edits: int) -> list[float]:
     return times
 
 
+async def _old_loop_http(project: Path, spec: Path, edits: int) -> list[float]:
+    """Build, restart `lynxc serve --transport http`, reconnect until the new tools are listed."""
+    times = []
+    for number in range(200, 200 + edits):
+        started = time.perf_counter()
+        marker = _edit(spec, number)
+        subprocess.run([LYNXC, "--project", str(project), "build"], check=True, capture_output=True)
+        port = _free_port()
+        serve = [
+            LYNXC,
+            "--project",
+            str(project),
+            "serve",
+            "demo",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ]
+        process = subprocess.Popen(serve, stderr=subprocess.DEVNULL)
+        try:
+            with anyio.fail_after(DEADLINE):
+                while True:
+                    try:
+                        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+                            assert marker in await _description(client)
+                            break
+                    except Exception:  # not listening yet
+                        await anyio.sleep(0.02)
+            times.append(time.perf_counter() - started)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    return times
+
+
 def _free_port() -> int:
     import socket
 
@@ -132,8 +169,8 @@ def _free_port() -> int:
 def _row(name: str, times: list[float], reference: list[float] | None) -> str:
     median = statistics.median(times)
     p90 = sorted(times)[max(0, round(0.9 * len(times)) - 1)]
-    ratio = f"{statistics.median(reference) / median:5.1f}x faster" if reference else "   (reference)"
-    return f"{name:<38} {median * 1000:8.0f} ms {p90 * 1000:8.0f} ms   {ratio}"
+    ratio = f"old/dev {statistics.median(reference) / median:4.1f}x" if reference else ""
+    return f"{name:<44} {median * 1000:8.0f} ms {p90 * 1000:8.0f} ms   {ratio}"
 
 
 async def _measure(edits: int) -> None:
@@ -143,22 +180,21 @@ async def _measure(edits: int) -> None:
         subprocess.run([LYNXC, "--project", str(project), "init", "demo"], check=True, capture_output=True)
         subprocess.run([LYNXC, "--project", str(project), "build"], check=True, capture_output=True)
         spec = project / "specs" / "demo.yaml"
-        results: dict[str, list[float]] = {}
-        old = await _old_loop(project, spec, edits)
-        runs: list[tuple[str, Callable[[Path, _Heard], object]]] = [
-            ("lynxc dev, HTTP (session kept)", _dev_http),
-            ("lynxc dev, stdio (process kept)", _dev_stdio),
-        ]
-        for name, open_client in runs:
+        old = {
+            "HTTP": await _old_loop_http(project, spec, edits),
+            "stdio": await _old_loop_stdio(project, spec, edits),
+        }
+        dev: dict[str, list[float]] = {}
+        for transport, open_client in (("HTTP", _dev_http), ("stdio", _dev_stdio)):
             heard = _Heard()
-            async with open_client(project, heard) as client:  # type: ignore[attr-defined]
+            async with open_client(project, heard) as client:
                 await _description(client)
-                results[name] = await _dev_loop(client, heard, spec, edits)
-    print(f"save -> new tools/list at the client, {edits} edits of a description")
-    print(f"{'':<38} {'median':>11} {'p90':>11}")
-    print(_row("old loop: build, restart serve, reconnect", old, None))
-    for name, times in results.items():
-        print(_row(name, times, old))
+                dev[transport] = await _dev_loop(client, heard, spec, edits)
+    print(f"save -> new tools/list at the client, {edits} edits of a tool description (lynxc init project)")
+    print(f"{'':<44} {'median':>11} {'p90':>11}")
+    for transport in ("HTTP", "stdio"):
+        print(_row(f"{transport}: old loop (build, restart serve, reconnect)", old[transport], None))
+        print(_row(f"{transport}: lynxc dev (client stays connected)", dev[transport], old[transport]))
 
 
 def main() -> None:

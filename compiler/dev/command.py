@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -19,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import Process, TaskGroup
 
 from .children import Child, lynxc_argv
 from .front import Front
+from .spare import make_fifo, send, spare_argv
 from .watch import watch
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -80,11 +84,17 @@ class DevLoop:
         self._stop = anyio.Event()
         self._generation = 0
         self._children: TaskGroup | None = None
+        self._fifos = Path(tempfile.mkdtemp(prefix="lynxc-dev-"))
+        self._spares: dict[str, Child] = {}  # per server, the warm process of its next build
+        self._spawned = 0
+        self._build_spare: tuple[Process, Path] | None = None
 
     async def run(self, transport: str, host: str, port: int, listening: socket.socket | None) -> None:
         async with anyio.create_task_group() as children:
             self._children = children
             try:
+                for name in self.servers:
+                    self._new_spare(name)
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._signals, group)
                     await self._rebuild(set())
@@ -98,10 +108,63 @@ class DevLoop:
                     group.cancel_scope.cancel()
             finally:
                 self._stop.set()
+                with anyio.CancelScope(shield=True):
+                    await self._stop_spares()
                 for front in self.fronts.values():
                     if front.child is not None:
                         front.child.retire()
                 children.cancel_scope.cancel()  # every child's process is ended by its client
+        shutil.rmtree(self._fifos, ignore_errors=True)
+
+    def _new_spare(self, name: str) -> None:
+        assert self._children is not None
+        self._spawned += 1
+        spare = Child(self.project, name, self.settings, self._fifos, self._spawned)
+        self._children.start_soon(spare.run)
+        self._spares[name] = spare
+
+    async def _stop_spares(self) -> None:
+        for spare in self._spares.values():
+            await spare.dismiss()
+        if self._build_spare is not None:
+            process, fifo = self._build_spare
+            if not await send(fifo, None, 0.0):
+                process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+
+    async def _build(self, words: list[str]) -> int:
+        """`lynxc build WORDS...` in the warm build process, then warm the next one. Its
+        diagnostics go straight to our stderr, exactly as `lynxc build` prints them; its summary
+        line too: on stdio, our stdout is the protocol's."""
+        if self._build_spare is None:
+            self._build_spare = await self._spawn_build_spare()
+        process, fifo = self._build_spare
+        self._build_spare = None
+        if await send(fifo, ["--project", str(self.project), "build", *words], 60.0):
+            code = await process.wait()
+        else:  # the spare died while importing (it said why on stderr): a plain process then
+            process.terminate()
+            done = await anyio.run_process(
+                lynxc_argv(self.project, "build", *words), check=False, stdout=sys.stderr, stderr=sys.stderr
+            )
+            code = done.returncode
+        self._build_spare = await self._spawn_build_spare()
+        return code
+
+    async def _spawn_build_spare(self) -> tuple[Process, Path]:
+        self._spawned += 1
+        fifo = make_fifo(self._fifos, f"build-{self._spawned}")
+        process = await anyio.open_process(
+            spare_argv("build", fifo),
+            stdin=subprocess.DEVNULL,
+            stdout=sys.stderr,
+            stderr=sys.stderr,
+            cwd=self.project,
+        )
+        return process, fifo
 
     async def _signals(self, group: TaskGroup) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
@@ -120,16 +183,12 @@ class DevLoop:
                 _say(f"changed: {', '.join(shown[:3])}{more}; no served server is built from it")
                 return
             _say(f"changed: {', '.join(shown[:3])}{more}; rebuilding {', '.join(servers)}")
-        argv = lynxc_argv(self.project, "build", *self._spec_paths(servers))
+        words = self._spec_paths(servers)
         for item in self.settings:
-            argv += ["--set", item]
+            words += ["--set", item]
         started = time.perf_counter()
-        # The build's diagnostics go straight to our stderr, exactly as `lynxc build` prints them;
-        # its summary line too: on stdio, our stdout is the protocol's.
-        done = await anyio.run_process(
-            argv, check=False, stdout=sys.stderr, stderr=sys.stderr, cwd=self.project
-        )
-        if done.returncode != 0:
+        code = await self._build(words)
+        if code != 0:
             serving = [name for name, front in self.fronts.items() if front.child is not None]
             still = (
                 f"still serving the last good build of {', '.join(serving)}"
@@ -158,21 +217,22 @@ class DevLoop:
         return [name for name in self.servers if name in owners]
 
     async def _start(self, name: str, built: float) -> None:
-        assert self._children is not None
-        child = Child(self.project, name, self.settings, self._generation)
+        child = self._spares.pop(name)
         started = time.perf_counter()
         try:
-            await self._children.start(child.run)
+            await child.go(self._generation)
         except Exception as err:  # its own stderr said why (a setting, a port); keep the old one
             front = self.fronts[name]
             keep = "keeping the last good build" if front.child is not None else "nothing served yet"
             _say(f"{name}: the new build did not start ({_reason(err)}); {keep}")
+            self._new_spare(name)
             return
         old = await self.fronts[name].swap(child)
         if old is not None:
             old.retire()
         took = f"built in {built:.1f} s, started in {time.perf_counter() - started:.1f} s"
         _say(f"{name}: serving build {child.generation} ({len(child.tools)} tools; {took})")
+        self._new_spare(name)
 
     def _spec_paths(self, servers: list[str]) -> list[str]:
         if not self.explicit and servers == self.servers:
