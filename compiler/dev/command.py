@@ -30,6 +30,8 @@ from .spare import make_fifo, send, spare_argv
 from .watch import watch
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# How long after a swap the next spares start warming (a person saves again seconds later).
+SPARE_DELAY = 0.5
 
 
 def run_dev(args: argparse.Namespace) -> int:
@@ -116,6 +118,22 @@ class DevLoop:
                 children.cancel_scope.cancel()  # every child's process is ended by its client
         shutil.rmtree(self._fifos, ignore_errors=True)
 
+    def _warm_later(self, name: str | None) -> None:
+        """Start the next spare of server `name` (None: of the build) once the swap is over:
+        spares starting at once would take the CPU from the new server's first requests."""
+        assert self._children is not None
+        self._children.start_soon(self._warm, name)
+
+    async def _warm(self, name: str | None) -> None:
+        await anyio.sleep(SPARE_DELAY)
+        if self._stop.is_set():
+            return
+        if name is None:
+            if self._build_spare is None:
+                self._build_spare = await self._spawn_build_spare()
+        elif name not in self._spares:
+            self._new_spare(name)
+
     def _new_spare(self, name: str) -> None:
         assert self._children is not None
         self._spawned += 1
@@ -151,8 +169,7 @@ class DevLoop:
                 lynxc_argv(self.project, "build", *words), check=False, stdout=sys.stderr, stderr=sys.stderr
             )
             code = done.returncode
-        self._build_spare = await self._spawn_build_spare()
-        return code
+        return code  # the next spare is spawned once the servers have started (see _rebuild)
 
     async def _spawn_build_spare(self) -> tuple[Process, Path]:
         self._spawned += 1
@@ -187,6 +204,12 @@ class DevLoop:
         for item in self.settings:
             words += ["--set", item]
         started = time.perf_counter()
+        try:
+            await self._build_and_start(servers, words, started)
+        finally:
+            self._warm_later(None)
+
+    async def _build_and_start(self, servers: list[str], words: list[str], started: float) -> None:
         code = await self._build(words)
         if code != 0:
             serving = [name for name, front in self.fronts.items() if front.child is not None]
@@ -217,6 +240,8 @@ class DevLoop:
         return [name for name in self.servers if name in owners]
 
     async def _start(self, name: str, built: float) -> None:
+        if name not in self._spares:  # saved again before its spare was due: start one now
+            self._new_spare(name)
         child = self._spares.pop(name)
         started = time.perf_counter()
         try:
@@ -225,14 +250,14 @@ class DevLoop:
             front = self.fronts[name]
             keep = "keeping the last good build" if front.child is not None else "nothing served yet"
             _say(f"{name}: the new build did not start ({_reason(err)}); {keep}")
-            self._new_spare(name)
+            self._warm_later(name)
             return
         old = await self.fronts[name].swap(child)
         if old is not None:
             old.retire()
         took = f"built in {built:.1f} s, started in {time.perf_counter() - started:.1f} s"
         _say(f"{name}: serving build {child.generation} ({len(child.tools)} tools; {took})")
-        self._new_spare(name)
+        self._warm_later(name)
 
     def _spec_paths(self, servers: list[str]) -> list[str]:
         if not self.explicit and servers == self.servers:

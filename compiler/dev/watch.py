@@ -21,7 +21,7 @@ IGNORED_DIRS = frozenset({"generated", "__pycache__", "node_modules", "venv", "e
 BUILD_WRITTEN = frozenset({"CHANGELOG.md", "changelog.json"})
 # Saves arriving closer together than this are one edit (an editor's write-then-rename, a
 # formatter run on save, a `git checkout` of many files).
-QUIET_SECONDS = 0.15
+QUIET_SECONDS = 0.05
 
 
 def is_watched(project: Path, path: str | Path) -> bool:
