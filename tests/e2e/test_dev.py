@@ -325,6 +325,12 @@ def test_usage_errors_are_one_line(project: Path) -> None:
     assert done.stderr.strip() == f"lynxc dev: no spec for server 'nope' in {project / 'specs'} (specs: demo)"
 
 
+def test_help_names_the_options() -> None:
+    done = subprocess.run([LYNXC, "dev", "--help"], capture_output=True, text=True, timeout=60, check=True)
+    for option in ("SERVER", "--transport", "--host", "--port", "--set"):
+        assert option in done.stdout
+
+
 def test_a_busy_port_is_one_line(project: Path) -> None:
     import socket
 
