@@ -91,6 +91,14 @@ def _parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     serve.set_defaults(run=_serve)
 
+    dev = verbs.add_parser(
+        "dev", help="watch the project, rebuild on save and keep serving (sessions survive rebuilds)"
+    )
+    from .dev.arguments import add_dev_arguments
+
+    add_dev_arguments(dev)
+    dev.set_defaults(run=_dev)
+
     tools = verbs.add_parser("tools", help="print the exact tools/list JSON of a generated server")
     tools.add_argument("server")
     tools.set_defaults(run=_tools)
@@ -795,6 +803,12 @@ def _serve(args: argparse.Namespace) -> int:
     if root not in sys.path:
         sys.path.insert(0, root)  # custom backends import relative to the project
     return run_serve(definition, args)
+
+
+def _dev(args: argparse.Namespace) -> int:
+    from .dev.command import run_dev
+
+    return run_dev(args)
 
 
 def _tools(args: argparse.Namespace) -> int:

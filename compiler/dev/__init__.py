@@ -1,0 +1,1 @@
+"""`lynxc dev`: watch a project, rebuild what changed, and keep serving across rebuilds."""
