@@ -157,8 +157,9 @@ def lower(
     build_settings: Mapping[str, str] | None = None,
     cache: Store | None = None,
 ) -> Result[ServerIR]:
-    """`check_backends=False` skips importing backends: `lynxc diff` reads old specs whose
-    backends may no longer exist, and needs only their wire form. `build_settings` are the
+    """`check_backends=False` skips importing backends and checking examples: `lynxc diff`
+    reads old specs whose backends may no longer exist, and needs only their wire form (an
+    example a change left behind is the build's error, and must not stop the review). `build_settings` are the
     setting values given on the build's command line (`--set`): only a database's are read.
     A `cache` keeps the checks of SQL statements (sql/check.py)."""
     diagnostics: list[Diagnostic] = []
@@ -334,10 +335,12 @@ def lower(
             requests.append(request)
         http = HttpDataIR(base_url, http_auth, http_headers, tuple(requests))
 
-    examples, test_fixture, example_diagnostics = lower_examples(
-        source, [t for t in tools if t.name not in unchecked], setting_names, tool_names
-    )
-    diagnostics.extend(example_diagnostics)
+    examples, test_fixture = (), None
+    if check_backends:
+        examples, test_fixture, example_diagnostics = lower_examples(
+            source, [t for t in tools if t.name not in unchecked], setting_names, tool_names
+        )
+        diagnostics.extend(example_diagnostics)
 
     if has_errors(diagnostics):
         return Result(None, tuple(diagnostics))

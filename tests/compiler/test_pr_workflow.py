@@ -6,6 +6,7 @@ acknowledges it, and fails one that does not, naming the rule."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,6 +59,7 @@ def edit(
         text = text.replace(text.split("version: ", 1)[1].split("\n", 1)[0], version, 1)
     if mode:
         text = text.replace(ANCHOR, MODE + ANCHOR, 1)
+        text = text.replace("arguments: {text: ", "arguments: {mode: fast, text: ")  # the examples too
         backend = project / "demo_backend.py"  # the backend must honour the new parameter
         backend.write_text(backend.read_text().replace('params={"text"}', 'params={"text", "mode"}'))
     if lines:
@@ -65,6 +67,7 @@ def edit(
         text = text.replace(LINES, "").replace(
             "required: [words, lines, characters]", "required: [words, characters]"
         )
+        text = re.sub(r"lines: \d+, ", "", text)  # the examples expect no line count any more
     if ack:
         text = text.replace("  title: Demo\n", f"  title: Demo\n  acknowledge:\n{ack}", 1)
     path.write_text(text)
