@@ -87,8 +87,17 @@ def test_smoke_takes_the_smoke_sizes_of_options_left_at_their_defaults(monkeypat
     assert (args.smoke, args.rows, args.calls) == (False, 5, 50)
 
 
+# distributed.py starts a Ray cluster, moto's S3 server and nine servers (over a minute of CPU):
+# it belongs to the `slow` group, which .ci/run runs after the README's command.
+SLOW = {"distributed"}
+
+
 @pytest.mark.benchmark
-@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda path: path.stem)
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(path, marks=pytest.mark.slow) if path.stem in SLOW else path for path in BENCHMARKS],
+    ids=lambda path: path.stem,
+)
 def test_the_benchmark_runs_at_smoke_size(script: Path, tmp_path: Path) -> None:
     source = script.read_text(encoding="utf-8")
     assert "parse_args_with_smoke(" in source, f"{script.name} takes no --smoke (see bench/smoke.py)"

@@ -227,11 +227,17 @@ def test_a_server_needing_a_setting_nobody_gave_is_skipped_naming_it(tmp_path: P
     assert "usage: lynxc test" in lynxc_test(project, "--help").stdout
 
 
-def test_every_bundled_server_passes_its_examples(pagila_db: str) -> None:  # noqa: F811
-    """The CI requirement: `lynxc test` over the repository's own servers, pagila against the
-    tests' seeded database, the others from their data in the repository; with a little fuzzing
-    of every local read-only tool (seeded: the same arguments every run)."""
-    done = lynxc_test(ROOT, "--set", f"database_url={pagila_db}", "--fuzz", "5", timeout=600)
+BUNDLED = sorted(path.stem for path in (ROOT / "specs").iterdir() if not path.name.startswith("."))
+
+
+@pytest.mark.parametrize("server", BUNDLED)
+def test_every_bundled_server_passes_its_examples(server: str, request: pytest.FixtureRequest) -> None:
+    """The CI requirement: `lynxc test` over the repository's own servers (one case each, so the
+    workers share them out), pagila against the tests' seeded database, the others from their
+    data in the repository; with a little fuzzing of every local read-only tool (seeded: the same
+    arguments every run)."""
+    settings = ["--set", f"database_url={request.getfixturevalue('pagila_db')}"] if server == "pagila" else []
+    done = lynxc_test(ROOT, server, *settings, "--fuzz", "5", timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "FAILED" not in done.stdout
     # only the tools whose calls leave this machine are not fuzzed
@@ -242,7 +248,11 @@ def test_every_bundled_server_passes_its_examples(pagila_db: str) -> None:  # no
     servers = {
         line.split("::")[0].split()[-1] for line in done.stdout.splitlines() if line.startswith("PASSED")
     }
-    assert servers == {
+    assert servers == {server}
+
+
+def test_the_bundled_servers_all_carry_examples() -> None:
+    assert set(BUNDLED) == {
         "agent-tool",
         "countries-sql",
         "countries-sqlite",
@@ -253,6 +263,9 @@ def test_every_bundled_server_passes_its_examples(pagila_db: str) -> None:  # no
         "pagila",
         "support-desk",
     }
+    for server in BUNDLED:
+        text = "".join(path.read_text() for path in (ROOT / "specs" / server).rglob("*.yaml"))
+        assert "examples:" in text, server
 
 
 @pytest.fixture

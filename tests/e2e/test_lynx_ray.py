@@ -31,6 +31,9 @@ from tests.conftest import ROOT, lynxc_command, settings_args
 from tests.fixtures.ray_cluster import RayCluster, ray_cluster  # noqa: F401
 from tests.fixtures.s3 import SECRET_KEY, S3Server, boto_client, object_key, s3_server  # noqa: F401
 
+# A Ray cluster takes minutes of CPU: the `slow` group, which .ci/run runs after the README's command.
+pytestmark = pytest.mark.slow
+
 RUN_TIMEOUT = 240  # a bound on each `lynxc index`, not a measurement
 WORDS = [
     "camera",
