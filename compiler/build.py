@@ -216,6 +216,18 @@ def _compile_server(
     return part
 
 
+def report_diagnostics(diagnostics: Iterable[Diagnostic], verb: str, consequence: str) -> bool:
+    """Print every diagnostic to stderr, then, when any is an error, `lynxc VERB: N error(s);
+    CONSEQUENCE`. Whether there was an error."""
+    diagnostics = list(diagnostics)
+    for diag in diagnostics:
+        print(diag.render(), file=sys.stderr)
+    errors = sum(d.severity == "error" for d in diagnostics)
+    if errors:
+        print(f"lynxc {verb}: {errors} error(s); {consequence}", file=sys.stderr)
+    return bool(errors)
+
+
 def spec_files(project: Path, spec_paths: Iterable[Path] = ()) -> list[Path]:
     return list(spec_paths) or discover_specs(project / "specs")
 

@@ -309,8 +309,15 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, interrupted_writes, open_cache, stale_files, unknown_settings, write_files
-    from .diagnostics import has_errors
+    from .build import (
+        build,
+        interrupted_writes,
+        open_cache,
+        report_diagnostics,
+        stale_files,
+        unknown_settings,
+        write_files,
+    )
 
     settings: dict[str, str] = {}
     for item in args.set:
@@ -328,11 +335,7 @@ def _build(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     cache = None if args.no_cache else open_cache(args.project)
     output = build(args.project, args.specs, settings, cache=cache)
-    for diag in output.diagnostics:
-        print(diag.render(), file=sys.stderr)
-    if has_errors(output.diagnostics):
-        errors = sum(d.severity == "error" for d in output.diagnostics)
-        print(f"lynxc build: {errors} error(s); nothing written", file=sys.stderr)
+    if report_diagnostics(output.diagnostics, "build", "nothing written"):
         return EXIT_FAILED
     if not output.names:
         print("lynxc build: no specs found (looked in specs/)", file=sys.stderr)

@@ -130,18 +130,7 @@ def _kept_declarations(payload: Any) -> tuple[list[str], dict[str, Declaration]]
         modules = payload["modules"]
         if not isinstance(modules, dict) or not unchanged(modules):
             return None
-        found = {
-            target: Declaration(
-                BackendInfo(
-                    params=frozenset(info["params"]) if info["params"] is not None else None,
-                    required_params=frozenset(info["required_params"]),
-                    caps=frozenset(info["caps"]),
-                    required_caps=frozenset(info["required_caps"]),
-                    settings=frozenset(info["settings"]),
-                )
-            )
-            for target, info in payload["answers"].items()
-        }
+        found = {target: Declaration(_backend_info(info)) for target, info in payload["answers"].items()}
         return list(modules), found
     except (KeyError, TypeError, ValueError):  # not what _read_through writes: a miss
         return None
@@ -300,15 +289,7 @@ def _declaration(target: str, answer: Mapping[str, Any]) -> Declaration:
             f"backend '{target}' is not an async function",
             "define it with 'async def': the host awaits every backend",
         )
-    return Declaration(
-        BackendInfo(
-            params=frozenset(info["params"]) if info["params"] is not None else None,
-            required_params=frozenset(info["required_params"]),
-            caps=frozenset(info["caps"]),
-            required_caps=frozenset(info["required_caps"]),
-            settings=frozenset(info["settings"]),
-        )
-    )
+    return Declaration(_backend_info(info))
 
 
 def _raised(raised: Mapping[str, Any]) -> str:
@@ -388,3 +369,14 @@ def _describe(err: BaseException) -> dict[str, Any]:
 
 def _listed(value: Any) -> list[str] | None:
     return None if value is None else sorted(str(item) for item in value)
+
+
+def _backend_info(info: dict[str, Any]) -> BackendInfo:
+    """A backend's declaration from its JSON form (the probe's answer, or a cached one)."""
+    return BackendInfo(
+        params=frozenset(info["params"]) if info["params"] is not None else None,
+        required_params=frozenset(info["required_params"]),
+        caps=frozenset(info["caps"]),
+        required_caps=frozenset(info["required_caps"]),
+        settings=frozenset(info["settings"]),
+    )

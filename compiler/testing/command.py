@@ -65,8 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..build import build, unknown_settings
-    from ..diagnostics import has_errors
+    from ..build import build, report_diagnostics, unknown_settings
     from ..files import write_text_atomic
     from .report import case_line, github_annotations, junit_xml, write_text
     from .runner import FuzzOptions, Plan, run_servers
@@ -86,11 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"--set {unknown[0]}: no server of this run declares a setting named '{unknown[0]}'")
     started = time.monotonic()
     output = build(project, specs, overrides)
-    for diag in output.diagnostics:
-        print(diag.render(), file=sys.stderr)
-    if has_errors(output.diagnostics):
-        errors = sum(d.severity == "error" for d in output.diagnostics)
-        print(f"lynxc test: the build failed with {errors} error(s); nothing run", file=sys.stderr)
+    if report_diagnostics(output.diagnostics, "test", "the build failed; nothing run"):
         return EXIT_FAILED
     if not output.servers:
         return _usage("no specs found (looked in specs/)")

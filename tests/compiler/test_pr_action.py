@@ -21,27 +21,14 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import LYNXC, ROOT
+from tests.conftest import ROOT
+from tests.fixtures.git_repo import git, lynxc
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 # pip's own settings, as variables: resolve what the step asks for, offline, and install nothing.
 PIP_OFFLINE = {"PIP_DRY_RUN": "1", "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0"}
-
-
-def git(project: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(project), "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def lynxc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([LYNXC, *args], capture_output=True, text=True, cwd=project)
 
 
 @dataclass

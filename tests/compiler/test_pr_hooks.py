@@ -17,29 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import LYNXC, ROOT
+from tests.conftest import ROOT
+from tests.fixtures.git_repo import commit, git, lynxc
 
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 PRE_COMMIT = str(Path(sys.executable).with_name("pre-commit"))
-
-
-def git(project: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(project), "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def lynxc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([LYNXC, *args], capture_output=True, text=True, cwd=project)
-
-
-def commit(project: Path, message: str) -> None:
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", message)
 
 
 @pytest.fixture(scope="module")

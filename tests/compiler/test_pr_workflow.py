@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from lynxc.compiler.review.changelog import Release
 from lynxc.compiler.review.compare import review_pair
 from lynxc.compiler.review.versions import judge_versions
 from lynxc.compiler.wire import ServerWire
-from tests.conftest import LYNXC
+from tests.fixtures.git_repo import commit, git, lynxc
 
 SPEC = Path("specs/demo.yaml")
 # A breaking change: a new required parameter (PARAM_ADDED_REQUIRED).
@@ -31,21 +30,6 @@ LINES = (
     "        lines: {type: integer, minimum: 0, description: Line count; a final line without a newline "
     "counts.}\n"
 )
-
-
-def git(project: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(project), "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def lynxc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """lynxc run in the project, as a user or CI runs it (spec paths shown relative to it)."""
-    return subprocess.run([LYNXC, *args], capture_output=True, text=True, cwd=project)
 
 
 def edit(
@@ -71,11 +55,6 @@ def edit(
     if ack:
         text = text.replace("  title: Demo\n", f"  title: Demo\n  acknowledge:\n{ack}", 1)
     path.write_text(text)
-
-
-def commit(project: Path, message: str) -> None:
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", message)
 
 
 @pytest.fixture(scope="module")
