@@ -42,6 +42,10 @@ def load_side(arg: str, project: Path) -> Side:
         ref, _, inner = arg[len(GIT_PREFIX) :].partition(":")
         if not ref or ref.startswith("-"):  # git would read `git:--output=x` as an option
             raise DiffInputError(f"{arg}: expected git:REF[:PATH] with a branch, tag or commit as REF")
+        if not inner and _ref_without_specs(project, ref):
+            # The commit before a project's first spec (a repository's first lynxc pull request):
+            # nothing was there, so every server of the other side is new, not an unreadable base.
+            return Side({})
         with _checkout(project, ref, inner or "specs") as root:
             return _load_path(root / (inner or "specs"), f"{arg}")
     path = Path(arg)
@@ -210,6 +214,21 @@ def _deeper_than(value: Any, limit: int) -> bool:
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return False
+
+
+def _ref_without_specs(project: Path, ref: str) -> bool:
+    """Whether `ref` names a commit that has no specs/ folder (relative to the project). A ref
+    that names no commit is not such a ref: reading it fails with git's own message."""
+
+    def git_succeeds(*args: str) -> bool:
+        try:
+            return subprocess.run(["git", "-C", str(project), *args], capture_output=True).returncode == 0
+        except FileNotFoundError:
+            return False
+
+    if not git_succeeds("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
+        return False
+    return not git_succeeds("cat-file", "-e", f"{ref}:./specs")
 
 
 @contextmanager

@@ -209,6 +209,24 @@ def test_a_server_without_a_release_promises_nothing(repo: Path) -> None:
     assert "versions: other has no release yet, so it promises nothing" in against_head.stdout
 
 
+def test_the_first_pull_request_of_a_project_compares_with_nothing(tmp_path: Path) -> None:
+    """main before any spec (the repository's first lynxc pull request, as the Action diffs it):
+    every server is new, the review passes; a ref that names no commit is still an error."""
+    project = tmp_path / "project"
+    (project / "service").mkdir(parents=True)
+    git(project, "init", "-q", "-b", "main")
+    (project / "README.md").write_text("A repository before lynxc.\n")
+    commit(project, "before lynxc")
+    service = project / "service"  # a project in a subfolder: specs/ is relative to it
+    assert lynxc(service, "init", "demo").returncode == 0
+    done = lynxc(service, "diff", "git:main")
+    assert done.returncode == 0, done.stderr
+    assert "demo: 1 field changed (0 breaking, 0 warning, 1 info)" in done.stdout
+    assert "TOOL_ADDED" in done.stdout
+    missing = lynxc(service, "diff", "git:no-such-branch")
+    assert missing.returncode == 2 and "git:no-such-branch" in missing.stderr
+
+
 def test_github_annotations_of_allowed_changes_are_warnings(repo: Path) -> None:
     edit(repo, "0.2.0", mode=True)
     lines = lynxc(repo, "diff", "--format", "github").stdout.splitlines()
