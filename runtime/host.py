@@ -34,7 +34,14 @@ from .caller_arguments import BindingRefused, bind_claims, local_caller, tool_ac
 from .context import ToolContext
 from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
-from .errors import ToolError
+from .errors import (
+    ToolError,
+    crashed_prefix,
+    forbidden_prefix,
+    invalid_arguments_prefix,
+    invalid_result_prefix,
+    unsendable_result_prefix,
+)
 from .output_validation import OutputValidator
 from .redact import redact
 from .startup_checks import DeferredChecks, backend_checks, backend_package
@@ -151,7 +158,7 @@ class ToolHost:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}")
         refusal = self._access_problem(ctx, binding.name, caller)
         if refusal is not None:
-            return _error(f"{binding.name!r} refused: {refusal}"), "forbidden"
+            return _error(f"{forbidden_prefix(binding.name)}{refusal}"), "forbidden"
         problems = await self._deferred.problems(backend_package(binding.backend))
         if problems:
             return _error(
@@ -166,11 +173,11 @@ class ToolHost:
         try:
             sent = bind_claims(params.arguments or {}, self._access[binding.name].claims, caller)
         except BindingRefused as err:
-            return _error(f"invalid arguments for {binding.name!r}: {err}"), "refused"
+            return _error(f"{invalid_arguments_prefix(binding.name)}{err}"), "refused"
         try:
             arguments = validate_arguments(tool.input_model, sent, self._schemas[binding.name]["inputSchema"])
         except ArgumentsError as err:
-            return _error(f"invalid arguments for {binding.name!r}: {err}"), "invalid_arguments"
+            return _error(f"{invalid_arguments_prefix(binding.name)}{err}"), "invalid_arguments"
 
         meta = params.meta or {}
         context = ToolContext(
@@ -188,15 +195,13 @@ class ToolHost:
             return _error(str(err)), "error"
         except Exception as err:
             logger.error("tool %s failed:\n%s", binding.name, traceback.format_exc())
-            return _error(f"{binding.name!r} failed: {type(err).__name__}: {err}"), "error"
+            return _error(f"{crashed_prefix(binding.name)}{type(err).__name__}: {err}"), "error"
 
         try:
             structured = to_wire(result)
             encoded = encode_json(structured)
         except NotJSONError as err:
-            return _error(
-                f"{binding.name!r} produced a value that is not JSON at {err.where}: {err.reason}"
-            ), "error"
+            return _error(f"{unsendable_result_prefix(binding.name)}{err.where}: {err.reason}"), "error"
         except Exception as err:  # e.g. RecursionError: still an answer, never a dead request
             logger.error("tool %s result could not be converted:\n%s", binding.name, traceback.format_exc())
             return _error(
@@ -206,7 +211,7 @@ class ToolHost:
             problem = tool.output_validator.problem(structured)
             if problem is not None:
                 logger.error("tool %s returned a result outside its output schema: %s", binding.name, problem)
-                return _error(f"{binding.name!r} produced an invalid result at {problem}"), "error"
+                return _error(f"{invalid_result_prefix(binding.name)}{problem}"), "error"
         limit = binding.caps.get(OUTPUT_JSON_CAP)
         if limit is not None and len(encoded) > limit:
             return _error(

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from lynxc.runtime.errors import forbidden_prefix, invalid_arguments_prefix
 from lynxc.runtime.wire_values import pointed_value
 
 CONTAINS = "contains"
@@ -25,9 +26,9 @@ class Answer:
 def error_kind(tool: str, text: str) -> str:
     """Who refused a call, from the host's wording (runtime/host.py): the host against the
     inputSchema, the access check, or the tool itself."""
-    if text.startswith(f"invalid arguments for {tool!r}"):
+    if text.startswith(invalid_arguments_prefix(tool)):
         return "invalid_arguments"
-    if text.startswith(f"{tool!r} refused: "):
+    if text.startswith(forbidden_prefix(tool)):
         return "forbidden"
     return "tool_error"
 

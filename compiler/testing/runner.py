@@ -15,8 +15,10 @@ from typing import Any
 
 import anyio
 
+from lynxc.runtime.errors import crashed_prefix, invalid_result_prefix, unsendable_result_prefix
+
 from ..diagnostics import Span
-from ..emit.server import GENERATED_DIR
+from ..files import GENERATED_DIR
 from ..ir import ServerIR, ToolIR
 from .expectations import Answer, error_kind, mismatches
 from .fixture import LYNXC, run_setup, setting_args
@@ -282,9 +284,9 @@ def _valid_call_problems(tool: ToolIR, answer: Answer, output: dict[str, Any] | 
     if answer.is_error:
         if error_kind(tool.name, answer.text) == "invalid_arguments":
             return [f"arguments the inputSchema accepts were refused: {answer.text}"]
-        if answer.text.startswith(f"{tool.name!r} produced an invalid result"):
+        if answer.text.startswith(invalid_result_prefix(tool.name)):
             return [f"the result breaks the outputSchema (the host withheld it): {answer.text}"]
-        if answer.text.startswith((f"{tool.name!r} failed: ", f"{tool.name!r} produced ")):
+        if answer.text.startswith((crashed_prefix(tool.name), unsendable_result_prefix(tool.name))):
             return [f"the tool crashed: {answer.text}"]
         return []  # a refusal the tool chose (no such file, say) is an answer
     if output is not None:

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.fixtures.git_repo import commit, git, lynxc
+from tests.fixtures.git_repo import commit, git, lynxc, released_demo
 
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 PRE_COMMIT = str(Path(sys.executable).with_name("pre-commit"))
@@ -36,13 +36,7 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = tmp_path_factory.mktemp("project") / "project"
-    project.mkdir()
-    git(project, "init", "-q", "-b", "main")
-    assert lynxc(project, "init", "demo").returncode == 0
-    assert lynxc(project, "release", "demo", "--date", "2026-01-01").returncode == 0
-    commit(project, "demo 0.1.0")
-    return project
+    return released_demo(tmp_path_factory.mktemp("project") / "project")
 
 
 @pytest.fixture

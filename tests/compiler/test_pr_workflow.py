@@ -16,7 +16,7 @@ from lynxc.compiler.review.changelog import Release
 from lynxc.compiler.review.compare import review_pair
 from lynxc.compiler.review.versions import judge_versions
 from lynxc.compiler.wire import ServerWire
-from tests.fixtures.git_repo import commit, git, lynxc
+from tests.fixtures.git_repo import commit, git, lynxc, released_demo
 
 SPEC = Path("specs/demo.yaml")
 # A breaking change: a new required parameter (PARAM_ADDED_REQUIRED).
@@ -60,14 +60,7 @@ def edit(
 @pytest.fixture(scope="module")
 def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`lynxc init demo`, built, released at 0.1.0 and committed on main."""
-    project = tmp_path_factory.mktemp("released") / "project"
-    project.mkdir()
-    git(project, "init", "-q", "-b", "main")
-    assert lynxc(project, "init", "demo").returncode == 0
-    done = lynxc(project, "release", "demo", "--date", "2026-01-01")
-    assert done.returncode == 0, done.stderr
-    commit(project, "demo 0.1.0")
-    return project
+    return released_demo(tmp_path_factory.mktemp("released") / "project")
 
 
 @pytest.fixture
