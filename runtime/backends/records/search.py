@@ -252,9 +252,9 @@ async def _vector_boosted(
 async def _fts(awaitable: Any) -> Any:
     try:
         return await awaitable
-    except ValueError as err:
+    except (ValueError, RuntimeError) as err:  # LanceDB raises either, by where it notices
         message = str(err).lower()
-        if "inverted index" in message or "_terms" in message:
+        if "inverted index" in message or "'_terms'" in message:
             raise ToolError(
                 "the keyword index of this resource is missing or was built by an older lynxc "
                 "(a load stopped early, or the store predates the current tokenizer): run "

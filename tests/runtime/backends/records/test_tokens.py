@@ -50,3 +50,25 @@ def test_the_tokenizer_is_part_of_the_declaration(monkeypatch: pytest.MonkeyPatc
     before = store.declaration_sha256(resource, RESOURCES)
     monkeypatch.setattr(store, "TOKENIZER", TOKENIZER + "-next")
     assert store.declaration_sha256(resource, RESOURCES) != before
+
+
+def test_a_table_indexed_before_the_terms_asks_for_a_load(tmp_path) -> None:
+    """A table from before `_terms` (its text in `_text`) is never searched with new terms: the
+    search says to load again (which writes a new generation, the declaration having changed)."""
+    import asyncio
+
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS
+
+    from lynxc.runtime.backends.records.search import _text_ranking
+    from lynxc.runtime.errors import ToolError
+
+    async def search() -> None:
+        db = await lancedb.connect_async(str(tmp_path))
+        table = await db.create_table("old-1", pa.table({"_key": ["a"], "_text": ["the with statement"]}))
+        await table.create_index("_text", config=FTS())
+        await _text_ranking(table, "with", None)
+
+    with pytest.raises(ToolError, match="run `lynxc load` again"):
+        asyncio.run(search())
