@@ -217,6 +217,17 @@ def report(runs: dict[str, dict[str, list[str]]], asked: list[dict[str, Any]], e
         )
 
 
+def report_by_kind(runs: dict[str, dict[str, list[str]]], asked: list[dict[str, Any]]) -> None:
+    kinds = {kind: [q for q in asked if q["kind"] == kind] for kind in ("keyword", "natural")}
+    print(
+        f"\n  {'MRR@10 by kind of question':<36} "
+        + " ".join(f"{k} ({len(v)})".rjust(14) for k, v in kinds.items())
+    )
+    for name in [*(f"lynxc {kind}" for kind in SEARCH_TYPES), *(n for n in runs if n not in SEARCH_TYPES)]:
+        run = runs[name.removeprefix("lynxc ")] if name.startswith("lynxc ") else runs[name]
+        print(f"  {name:<36} " + " ".join(f"{mrr(run, qs):14.3f}" for qs in kinds.values()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "static"))
@@ -239,6 +250,7 @@ def main() -> None:
         runs = anyio.run(lynxc_runs, project, asked)
         runs.update(reference_runs(records, asked, data_dir, args.embedder))
     report(runs, asked, args.embedder)
+    report_by_kind(runs, asked)
     sys.stdout.flush()
 
 
