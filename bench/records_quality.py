@@ -5,10 +5,8 @@ meaning fields) is compiled with `lynxc build`, the 1,400 abstracts are loaded w
 `lynxc load`, and the 225 queries go to `lynxc serve` over stdio with an MCP client. The
 `bm25s` package's BM25 on the same text is printed beside them as the reference for `text`
 (bench extra), and bench/retrieval_quality.py's lynx-mcp figures are its counterpart for lynx.
-vector_boosted reorders text's matches: the three closest by meaning first, the rest in the
-resource's default order (here the document id), so below the top three it ranks by nothing
-that relates to the query and scores well under text; the count of empty answers is printed
-beside nDCG.
+vector_boosted reorders text's matches: the three closest by meaning first, the rest in text's
+order; the count of empty answers is printed beside nDCG.
 
     python bench/records_quality.py [--embedder minilm|static] [--queries N] [--smoke]
 """

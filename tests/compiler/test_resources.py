@@ -371,16 +371,25 @@ def test_five_tools_are_synthesized_with_the_contract_schemas() -> None:
         assert bound[name].span.file == RECORDS_TOOLS_DISPLAY
 
 
+# Beyond the seed: the cosine beside relevance (the score the list is ordered by), as lynx-mcp.
+SIMILARITY = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+
+
 def test_search_records_returns_exactly_the_seeds_output_schema() -> None:
     tools = tools_by_name(compiled())
-    assert structure(tools["search_records"]["outputSchema"]) == SEED_SEARCH_OUTPUT
-    query_output = copy.deepcopy(SEED_SEARCH_OUTPUT)
+    search_output = copy.deepcopy(SEED_SEARCH_OUTPUT)
+    search_output["properties"]["items"]["items"]["properties"]["_sys"]["properties"]["similarity"] = (
+        SIMILARITY
+    )
+    assert structure(tools["search_records"]["outputSchema"]) == search_output
+    query_output = copy.deepcopy(search_output)
     del query_output["properties"]["execution_info"]
     assert structure(tools["query_records"]["outputSchema"]) == query_output
     got = structure(tools["get_record"]["outputSchema"])
     assert got["required"] == ["id", "data", "_sys"]
     assert "truncated" not in got["properties"]["_sys"]["properties"]
     assert "relevance" not in got["properties"]["_sys"]["properties"]
+    assert "similarity" not in got["properties"]["_sys"]["properties"]
 
 
 VISIBLE_RECORDS = "Present when the resource shows each caller only their own records: which ones."

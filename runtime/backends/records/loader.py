@@ -689,12 +689,14 @@ class _Load:
     # 3b. indices and old versions ------------------------------------------------------------
 
     async def _index(self, table: Any, written: bool) -> None:
-        from lancedb.index import FTS, HnswSq
+        from lancedb.index import HnswSq
+
+        from .tokens import fts_index
 
         self.progress("index", 0, None)
         indexed = {column for index in await table.list_indices() for column in index.columns}
         if self.resource.keyword and TEXT not in indexed:
-            await table.create_index(TEXT, config=FTS(stem=True, remove_stop_words=True))
+            await table.create_index(TEXT, config=fts_index())
         rows = await table.count_rows()
         if self.resource.meaning and VECTOR not in indexed and rows >= self.ann_min_rows:
             # One HNSW graph per IVF partition of about ANN_PARTITION_ROWS vectors: on 200,000

@@ -1,37 +1,44 @@
 """The four ways search_records matches `query` against one resource's table.
 
-- `text`: BM25 full-text search on `_text` (the keyword fields), best first.
-- `semantic`: cosine nearest neighbours of the query's embedding on `_vector` (the
-  meaning fields, embedded by the embedder the resource was loaded with). A resource without
-  meaning fields has no vectors: nothing is returned, and execution_info says so.
+- `text`: BM25 full-text search on `_terms` (the keyword fields as search terms, tokens.py: stop
+  words kept, symbols named, identifiers whole and split; the query goes through the same
+  function), best first.
+- `semantic`: cosine nearest neighbours of the query's embedding on `_vector` (the meaning
+  fields, embedded by the embedder the resource was loaded with). A resource without meaning
+  fields has no vectors: nothing is returned, and execution_info says so.
 - `hybrid`: the union of both rankings, fused by score: each ranking's scores (BM25, cosine)
   are standardized over its window, weighted by KEYWORD_WEIGHT and summed; a resource with
   only one of the two runs that one (execution_info says which).
-- `vector_boosted`: `text`'s matches, only reordered (so every result holds query terms, as
-  with `text`): the BOOSTED closest of them by meaning come first, the rest follow in the
-  resource's default order with relevance 0.
+- `vector_boosted`: every `text` match, in `text`'s order, except that the BOOSTED matches
+  closest in meaning are lifted to the top. BOOSTED is below the default limit (5, the first
+  page), so text's best hit stays on the first page: it is lifted or comes right after the
+  lifted ones. Without vectors it is `text` (applied_search_type says so).
 
 Filters are pre-filters: they apply inside each search, before ranking, so they never empty a
 page that has matches further down. Each mode ranks at most WINDOW records; ties are broken by
 record key, so a ranking is the same on every call and pages cut from it never overlap.
 
-`_sys.relevance` is calibrated the same way in every mode, as lynx-mcp's scores are: the cosine
-similarity of the query's embedding and the record's vector, clipped to [0, 1], so one record
-has one relevance for one query whichever mode found it. On a resource without vectors a text
-hit's relevance is its BM25 score squashed into [0, 1) as score / (score + BM25_HALF); records
-vector_boosted does not lift have relevance 0.
+`_sys.relevance` is the score the list is ordered by, in [0, 1], so it never rises along a list:
+- text: the BM25 score b as b / (b + BM25_HALF);
+- semantic: the cosine, clipped to [0, 1];
+- hybrid: the fused score f (0 for a record last in both rankings) as f / (f + 1);
+- vector_boosted: 0.5 + cosine / 2 for the lifted records, the text relevance / 2 for the rest.
+`_sys.similarity` is the cosine of the query's and the record's embeddings, clipped to [0, 1], in
+every mode where both exist (as lynx-mcp's `similarity`): one record has one similarity for one
+query whichever mode found it; null without vectors.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lynxc.runtime.errors import ToolError
 
 from .definitions import Resource
+from .tokens import term_text
 
 SEARCH_TYPES = ("hybrid", "text", "semantic", "vector_boosted")
 # The keyword ranking's share of a hybrid score, by embedder. Measured on Cranfield (1,400
@@ -39,9 +46,12 @@ SEARCH_TYPES = ("hybrid", "text", "semantic", "vector_boosted")
 # text and 0.367 semantic; static 0.368 against 0.363 and 0.139 (the weaker embedder gets the
 # smaller share, so hybrid stays at least as good as keyword search alone). Reciprocal rank
 # fusion scored 0.401 and 0.273: with static, it let the weak ranking pull good hits down.
+# Checked again on the tune half of bench/data/pep-questions (MRR@10 / Recall@10, minilm): 0.5
+# 0.843 / 0.873, 0.6 0.843 / 0.867, 0.7 0.833 MRR@10 (bench/records_search_quality.py): 0.5 stays.
 KEYWORD_WEIGHT = {"minilm": 0.5, "static": 0.75}
 WINDOW = 1000
 BOOSTED = 3
+FIRST_PAGE = 5  # search_records' default limit; BOOSTED must stay below it
 BM25_HALF = 10.0
 ANN_REFINE = 1
 ANN_EF = 2 * WINDOW
@@ -49,30 +59,24 @@ ANN_EF = 2 * WINDOW
 
 @dataclass(frozen=True)
 class Ranking:
-    """A search's whole ranked window: keys best first, and the relevance of those whose
-    relevance the ranking itself decides (the others get their cosine when their page is read)."""
+    """A search's whole ranked window: keys best first and each one's relevance."""
 
     keys: list[str]
     applied: str  # hybrid, text, semantic, vector_boosted or none: what really ran
     mode: str  # the same, said for a person
-    fixed: Mapping[str, float] = field(default_factory=dict)
+    scores: Mapping[str, float] = field(default_factory=dict)
 
     def page(self, offset: int, limit: int) -> tuple[list[str], bool]:
         return self.keys[offset : offset + limit], len(self.keys) > offset + limit
 
-
-@dataclass(frozen=True)
-class DefaultOrder:
-    """The columns a resource's default order reads, and a function that orders an Arrow table
-    of `_key` and those columns into keys (query.order_keys, run off the event loop)."""
-
-    columns: tuple[str, ...]
-    order: Callable[[Any], Awaitable[list[str]]]
+    def relevance(self, key: str) -> float | None:
+        score = self.scores.get(key)
+        return None if score is None else round(score, 4)
 
 
 @dataclass(frozen=True)
 class Searchable:
-    """What the table of one resource offers: full-text (`_text` with its index) and vectors."""
+    """What the table of one resource offers: full-text (`_terms` with its index) and vectors."""
 
     resource: Resource
     embedder: str | None  # the embedder the stored vectors were made with; None: no vectors
@@ -93,40 +97,40 @@ async def rank(
     vector: Any | None,
     search_type: str,
     where: str | None,
-    default_order: DefaultOrder | None = None,
 ) -> Ranking:
     """Rank `table`'s records for `query` (`vector`: its embedding, when the resource has
-    vectors). vector_boosted puts records in `default_order`."""
+    vectors)."""
     if search_type not in SEARCH_TYPES:
         raise ToolError(f"search_type: {search_type!r} is not one of {', '.join(SEARCH_TYPES)}")
     text, vectors = searchable.has_text, searchable.has_vectors and vector is not None
     keyword = ", ".join(searchable.resource.keyword)
     meaning = f"{searchable.embedder} embeddings of {', '.join(searchable.resource.meaning)}"
-    if search_type == "vector_boosted":
-        if not text:
-            return Ranking([], "none", _NO_TEXT.format(id=searchable.resource.id))
-        assert default_order is not None, "vector_boosted orders records by the default order"
-        return await _vector_boosted(
-            table, query, vector if vectors else None, where, default_order, keyword, meaning
-        )
+    if search_type == "vector_boosted" and text and vectors:
+        return await _vector_boosted(table, query, vector, where, keyword, meaning)
     if search_type == "hybrid" and text and vectors:
         texts, nearest = await asyncio.gather(
             _text_ranking(table, query, where), _vector_ranking(table, vector, where)
         )
-        keys = _fuse(texts, nearest, KEYWORD_WEIGHT.get(searchable.embedder or "", 0.5))
-        return Ranking(keys, "hybrid", f"hybrid: BM25 over {keyword} and {meaning}, scores fused")
+        fused = _fuse(texts, nearest, KEYWORD_WEIGHT.get(searchable.embedder or "", 0.5))
+        mode = f"hybrid: BM25 over {keyword} and {meaning}, scores fused"
+        return Ranking([k for k, _ in fused], "hybrid", mode, {k: _squash(f, 1.0) for k, f in fused})
     if search_type == "semantic" or (search_type == "hybrid" and not text):
         if not vectors:
             return Ranking([], "none", _NO_VECTORS.format(id=searchable.resource.id))
         nearest = await _vector_ranking(table, vector, where)
         note = "" if search_type == "semantic" else f" ({searchable.resource.id!r} has no keyword fields)"
-        return Ranking([k for k, _ in nearest], "semantic", f"meaning: cosine similarity of {meaning}{note}")
-    if not text:  # text asked for
+        scores = {k: _cosine(1.0 - d) for k, d in nearest}
+        return Ranking(list(scores), "semantic", f"meaning: cosine similarity of {meaning}{note}", scores)
+    if not text:  # text or vector_boosted asked for
         return Ranking([], "none", _NO_TEXT.format(id=searchable.resource.id))
     texts = await _text_ranking(table, query, where)
-    fixed = {} if vectors else {k: round(s / (s + BM25_HALF), 4) for k, s in texts}
-    note = "" if search_type == "text" else f" ({searchable.resource.id!r} has no embeddings)"
-    return Ranking([k for k, _ in texts], "text", f"keyword: BM25 over {keyword}{note}", fixed)
+    note = {
+        "text": "",
+        "hybrid": f" ({searchable.resource.id!r} has no embeddings)",
+        "vector_boosted": f" ({searchable.resource.id!r} has no embeddings to boost by: BM25 order)",
+    }[search_type]
+    scores = {k: _squash(s, BM25_HALF) for k, s in texts}
+    return Ranking(list(scores), "text", f"keyword: BM25 over {keyword}{note}", scores)
 
 
 _NO_VECTORS = (
@@ -136,9 +140,26 @@ _NO_VECTORS = (
 _NO_TEXT = "none: {id!r} declares no keyword fields, so nothing matches by keyword; use search_type semantic"
 
 
+_NO_VECTORS = (
+    "none: {id!r} has no embeddings (it declares no meaning fields), so nothing matches by meaning; "
+    "use search_type text"
+)
+_NO_TEXT = "none: {id!r} declares no keyword fields, so nothing matches by keyword; use search_type semantic"
+
+
+def _squash(score: float, half: float) -> float:
+    """A score >= 0 into [0, 1), keeping its order: half scores 0.5."""
+    score = max(score, 0.0)
+    return score / (score + half)
+
+
+def _cosine(value: float) -> float:
+    return min(max(value, 0.0), 1.0)
+
+
 def _fuse(
     texts: Sequence[tuple[str, float]], nearest: Sequence[tuple[str, float]], keyword_weight: float
-) -> list[str]:
+) -> list[tuple[str, float]]:
     """Both rankings' scores standardized over their windows (z-scores shifted so a ranking's
     last record scores 0, as does a record it lacks), weighted, summed; best first, ties by key."""
     scores: dict[str, float] = {}
@@ -146,7 +167,7 @@ def _fuse(
     for ranking, weight in ((texts, keyword_weight), (similarities, 1.0 - keyword_weight)):
         for key, value in _standardized(ranking):
             scores[key] = scores.get(key, 0.0) + weight * value
-    return sorted(scores, key=lambda key: (-scores[key], key))
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
 def _standardized(ranking: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -161,20 +182,30 @@ def _standardized(ranking: Sequence[tuple[str, float]]) -> list[tuple[str, float
     return [(key, (value - low) / spread) for key, value in ranking]
 
 
-def _match(query: str) -> Any:
+def _match(terms: str) -> Any:
     from lancedb.query import FullTextOperator, MatchQuery
 
     # A MatchQuery takes the words as they are: no query syntax (quotes, AND, parentheses) to trip
     # on. Any term matches, and BM25 ranks records holding more of them (and rarer ones) higher.
-    return MatchQuery(query, "_text", operator=FullTextOperator.OR)
+    return MatchQuery(terms, "_terms", operator=FullTextOperator.OR)
+
+
+async def _text_matches(
+    table: Any, query: str, where: str | None, columns: list[str]
+) -> list[dict[str, Any]]:
+    terms = term_text(query)
+    if not terms:  # nothing searchable in the query (a lone "?"): no match, not an error
+        return []
+    builder = table.query().nearest_to_text(_match(terms))
+    if where:
+        builder = builder.where(where)
+    rows = await _fts(builder.select(columns).limit(WINDOW).to_list())
+    rows.sort(key=lambda row: (-row["_score"], row["_key"]))
+    return rows
 
 
 async def _text_ranking(table: Any, query: str, where: str | None) -> list[tuple[str, float]]:
-    builder = table.query().nearest_to_text(_match(query))
-    if where:
-        builder = builder.where(where)
-    rows = await _fts(builder.select(["_key", "_score"]).limit(WINDOW).to_list())
-    rows.sort(key=lambda row: (-row["_score"], row["_key"]))
+    rows = await _text_matches(table, query, where, ["_key", "_score"])
     return [(row["_key"], float(row["_score"])) for row in rows]
 
 
@@ -202,60 +233,39 @@ async def _vector_ranking(table: Any, vector: Any, where: str | None) -> list[tu
 
 
 async def _vector_boosted(
-    table: Any,
-    query: str,
-    vector: Any | None,
-    where: str | None,
-    default_order: DefaultOrder,
-    keyword: str,
-    meaning: str,
+    table: Any, query: str, vector: Any, where: str | None, keyword: str, meaning: str
 ) -> Ranking:
-    import numpy as np
-
-    builder = table.query().nearest_to_text(_match(query))
-    if where:
-        builder = builder.where(where)
-    columns = ["_key", *(c for c in default_order.columns if c != "_key")]
-    wanted = [*columns, "_score", *(["_vector"] if vector is not None else [])]
-    matches = await _fts(builder.select(wanted).limit(WINDOW).to_arrow())
-    boosted: list[str] = []
-    if vector is not None and matches.num_rows:
-        keys = matches.column("_key").to_pylist()
-        stored = np.asarray(matches.column("_vector").combine_chunks().flatten(), dtype=np.float32)
-        cosines = stored.reshape(len(keys), -1) @ np.asarray(vector, dtype=np.float32)
-        best = sorted(range(len(keys)), key=lambda i: (-float(cosines[i]), keys[i]))[:BOOSTED]
-        boosted = [keys[i] for i in best]
-    lifted = set(boosted)
-    rest = [key for key in await default_order.order(matches.select(columns)) if key not in lifted]
-    fixed = {key: 0.0 for key in rest}
-    if vector is None:
-        mode = f"keyword: BM25 matches in {keyword}, in default order (no embeddings to boost by)"
-        return Ranking(rest, "text", mode, fixed)
+    rows = await _text_matches(table, query, where, ["_key", "_score", "_vector"])
+    by_meaning = sorted(rows, key=lambda row: (-similarity(row["_vector"], vector), row["_key"]))
+    lifted = {row["_key"]: 0.5 + similarity(row["_vector"], vector) / 2 for row in by_meaning[:BOOSTED]}
+    scores = dict(lifted)
+    for row in rows:  # text's order
+        if row["_key"] not in lifted:
+            scores[row["_key"]] = _squash(float(row["_score"]), BM25_HALF) / 2
     mode = (
-        f"vector_boosted: BM25 matches in {keyword}; the {BOOSTED} closest by {meaning} first, "
-        "the rest in default order"
+        f"vector_boosted: BM25 matches in {keyword} in BM25 order, the {BOOSTED} closest by {meaning} "
+        "lifted to the top"
     )
-    return Ranking(boosted + rest, "vector_boosted", mode, fixed)
+    return Ranking(list(scores), "vector_boosted", mode, scores)
 
 
 async def _fts(awaitable: Any) -> Any:
     try:
         return await awaitable
-    except ValueError as err:
-        if "INVERTED index" in str(err) or "no inverted index" in str(err).lower():
+    except (ValueError, RuntimeError) as err:  # LanceDB raises either, by where it notices
+        message = str(err).lower()
+        if "inverted index" in message or "'_terms'" in message:
             raise ToolError(
-                "the keyword index of this resource is missing (a load stopped early?): "
-                "run `lynxc load` again"
+                "the keyword index of this resource is missing or was built by an older lynxc "
+                "(a load stopped early, or the store predates the current tokenizer): run "
+                "`lynxc load` again"
             ) from None
         raise
 
 
-def relevance(
-    ranking: Ranking, key: str, stored_vector: Any | None, query_vector: Any | None
-) -> float | None:
-    """A page record's relevance (see the module docstring)."""
-    if key in ranking.fixed:
-        return ranking.fixed[key]
+def similarity(stored_vector: Any | None, query_vector: Any | None) -> float | None:
+    """The cosine of a record's stored vector and the query's, clipped to [0, 1]; None without
+    both. (Query vectors are unit length; stored ones are normalized here.)"""
     if stored_vector is None or query_vector is None:
         return None
     import numpy as np
@@ -264,4 +274,4 @@ def relevance(
     cosine = float(stored @ np.asarray(query_vector, dtype=np.float32)) / max(
         float(np.linalg.norm(stored)), 1e-12
     )
-    return round(min(max(cosine, 0.0), 1.0), 4)
+    return round(_cosine(cosine), 4)

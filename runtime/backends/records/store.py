@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .definitions import Resource, Resources
+from .tokens import TOKENIZER
 
 FORMAT = 1
 CURRENT_FILE = "CURRENT.json"
@@ -214,9 +215,10 @@ def generation(table: str, resource: str) -> int | None:
 
 def declaration_sha256(resource: Resource, resources: Resources) -> str:
     """What the stored columns and the validity of records depend on: fields (names, types,
-    required, enum values, nesting), key, keyword and meaning fields, parents, and the key type
-    of every referenced resource. Titles, descriptions, sort, capabilities and text limits are
-    left out: editing them needs no reload. A change of this hash makes the next load write a
+    required, enum values, nesting), key, keyword and meaning fields, parents, the key type of
+    every referenced resource, and the tokenizer the keyword fields are indexed with (so a store
+    indexed otherwise is indexed again). Titles, descriptions, sort, capabilities and text limits
+    are left out: editing them needs no reload. A change of this hash makes the next load write a
     new table generation."""
     references = sorted({p.field.to for p in resource.references() if p.field.to})
     document = {
@@ -224,6 +226,7 @@ def declaration_sha256(resource: Resource, resources: Resources) -> str:
         "key": resource.key,
         "fields": [_field_shape(f) for f in resource.fields],
         "keyword": list(resource.keyword),
+        "keyword_terms": TOKENIZER if resource.keyword else None,  # with columns.NAME_WEIGHT
         "meaning": list(resource.meaning),
         "parents": [asdict(p) for p in resource.parents],
         "reference_keys": {name: _key_type(resources, name) for name in references},

@@ -380,8 +380,8 @@ async def fetch_records(
     settings=SETTINGS,
 )
 async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    from .query import ROW_COLUMNS, default_order, order_keys, rows_by_key
-    from .search import DefaultOrder, Searchable, rank, relevance
+    from .query import ROW_COLUMNS, rows_by_key
+    from .search import Searchable, rank, similarity
 
     listing = _List(params, ctx, "search_records", "search")
     query = params.query
@@ -391,21 +391,15 @@ async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     table, position, embedder = await listing.open()
     searchable = Searchable(listing.resource, embedder)
     vector = await _embed(ctx, embedder, query) if searchable.has_vectors else None
-    order = default_order(listing.resource)
-
-    async def ordered(records: Any) -> list[str]:
-        return await ctx.run_sync(order_keys, records, order)
-
-    ranking: Ranking = await rank(
-        table, searchable, query, vector, search_type, listing.where, DefaultOrder(order.columns, ordered)
-    )
+    ranking: Ranking = await rank(table, searchable, query, vector, search_type, listing.where)
     keys, has_more = ranking.page(position.offset, listing.limit)
     columns = ROW_COLUMNS + (["_vector"] if vector is not None else [])
     found = await rows_by_key(table, keys, columns, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
-    result = await listing.answer(
-        position, rows, has_more, lambda row: relevance(ranking, row["_key"], row.get("_vector"), vector)
-    )
+    result = await listing.answer(position, rows, has_more, lambda row: ranking.relevance(row["_key"]))
+    if vector is not None:  # the cosine beside the ranking's own score, as lynx-mcp reports it
+        for entry, row in zip(result["items"], rows, strict=True):
+            entry["_sys"]["similarity"] = similarity(row.get("_vector"), vector)
     result["execution_info"] = {"search_mode": ranking.mode, "applied_search_type": ranking.applied}
     return result
 

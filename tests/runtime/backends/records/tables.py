@@ -13,6 +13,7 @@ from typing import Any
 from lynxc.runtime.backends.records import columns
 from lynxc.runtime.backends.records.definitions import Resource, Resources, parse_resources
 from lynxc.runtime.backends.records.store import Current, ResourceState, read_current, write_current
+from lynxc.runtime.backends.records.tokens import fts_index
 
 LOADED_AT = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 
@@ -132,7 +133,7 @@ def rows(
         out[columns.HASH].append(columns.data_hash(text))
         out[columns.DATA].append(text)
         if resource.keyword:
-            out[columns.TEXT].append(columns.joined_text(resource, resource.keyword, data))
+            out[columns.TEXT].append(columns.keyword_terms(resource, data))
         if vectors is not None:
             out[columns.VECTOR].append(vectors[i].tolist())
         for path in resource.stored_paths():
@@ -148,7 +149,6 @@ def write_store(
 ) -> Current:
     """One generation (`<name>-1`) per resource in `records`, and CURRENT.json naming them."""
     import lancedb
-    from lancedb.index import FTS
 
     db = lancedb.connect(str(data_dir / "lance"))
     states = dict(read_current(data_dir).resources)
@@ -157,7 +157,7 @@ def write_store(
         assert resource is not None
         table = db.create_table(f"{name}-1", rows(resource, resources, items, embedder), mode="overwrite")
         if resource.keyword:
-            table.create_index("_text", config=FTS(), replace=True)
+            table.create_index(columns.TEXT, config=fts_index(), replace=True)
         states[name] = _state(resource, table, items, embedder)
     current = Current(states)
     write_current(data_dir, current)
@@ -175,14 +175,13 @@ def add_records(
     """Append records to a resource's table (a new Lance version, as a load does), reindex, and
     move the pointer to that version unless told not to. Returns the new version."""
     import lancedb
-    from lancedb.index import FTS
 
     resource = resources.by_name(name)
     assert resource is not None
     table = lancedb.connect(str(data_dir / "lance")).open_table(f"{name}-1")
     table.add(rows(resource, resources, records, embedder))
     if resource.keyword:
-        table.create_index("_text", config=FTS(), replace=True)
+        table.create_index(columns.TEXT, config=fts_index(), replace=True)
     if move_pointer:
         current = read_current(data_dir)
         state = current.resources[name]

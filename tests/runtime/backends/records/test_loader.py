@@ -239,7 +239,8 @@ def test_every_format_loads_the_same_records(
         str(one["f_published"]) == "1965-08-01"
         and one["f_updated"].isoformat() == "2020-01-02T03:04:05+00:00"
     )
-    assert one["_text"] == "Dune\nSpice and sand.\nDune\nDune\nsf\nclassic"
+    # keyword fields as search terms (tokens.py), the title (a string field) twice
+    assert one["_terms"] == "dune\ndune\nspice and sand\ndune dune\nsf classic"
     assert read_current(settings["data_dir"]).resources["books"].locales == ("en", "fr")
 
 
@@ -583,7 +584,7 @@ def test_filterable_columns_and_the_key_are_indexed(
 
     kinds, final = asyncio.run(indexed())
     assert kinds["_key"] == "BTree" and kinds["f_status"] == "Bitmap" and kinds["f_draft"] == "Bitmap"
-    assert kinds["f_year"] == "BTree" and kinds["f_tags"] == "LabelList" and kinds["_text"] == "FTS"
+    assert kinds["f_year"] == "BTree" and kinds["f_tags"] == "LabelList" and kinds["_terms"] == "FTS"
     assert "f_body" not in kinds and "f_name" not in kinds  # long and localized text: scanned
     assert final == ["a1", "a3"]  # the second load's row is found through the updated index
 

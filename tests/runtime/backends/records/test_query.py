@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from lynxc.runtime.backends.records import tools
 from lynxc.runtime.backends.records.cursors import Position, encode_cursor
+from lynxc.runtime.backends.records.search import BOOSTED, FIRST_PAGE
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
@@ -334,17 +335,45 @@ def test_hybrid_search(store: Path) -> None:
 
 
 def test_vector_boosted(store: Path) -> None:
-    """text's matches (any term), only reordered: the closest few by meaning first, the rest in
-    the default order with relevance 0."""
+    """Every text match, in text's order, but for the BOOSTED closest by meaning lifted to the
+    top; text's best hit stays on the first page; relevance never rises along the list."""
     result = call(tools.search_records, store, query="bread yeast", search_type="vector_boosted", limit=100)
     text = call(tools.search_records, store, query="bread yeast", search_type="text", limit=100)
     assert result["execution_info"]["applied_search_type"] == "vector_boosted"
     matching = [r for r in ITEMS if "bread" in r["title"] or "yeast" in r["title"]]
     assert set(ids(result)) == set(ids(text)) == {r["id"] for r in matching}
+    similarities = {i["id"]: i["_sys"]["similarity"] for i in result["items"]}
+    lifted, rest = ids(result)[:BOOSTED], ids(result)[BOOSTED:]
+    assert min(similarities[k] for k in lifted) >= max(similarities[k] for k in rest)
+    assert rest == [k for k in ids(text) if k in rest]
+    assert ids(text)[0] in ids(result)[:FIRST_PAGE]
     relevances = [i["_sys"]["relevance"] for i in result["items"]]
-    assert all(r > 0 for r in relevances[:3]) and all(r == 0 for r in relevances[3:])
-    rest = ids(result)[3:]
-    assert rest == [k for k in default_order(matching) if k in rest]
+    assert relevances == sorted(relevances, reverse=True)
+
+
+def test_vector_boosted_without_vectors_is_text_and_says_so(store: Path) -> None:
+    boosted = call(
+        tools.search_records, store, resource_id="people", query="jazz", search_type="vector_boosted"
+    )
+    text = call(tools.search_records, store, resource_id="people", query="jazz", search_type="text")
+    assert boosted["execution_info"]["applied_search_type"] == "text"
+    assert "no embeddings to boost by" in boosted["execution_info"]["search_mode"]
+    assert boosted["items"] == text["items"]
+
+
+@pytest.mark.parametrize("search_type", ["text", "semantic", "hybrid", "vector_boosted"])
+def test_relevance_is_the_order_and_similarity_the_cosine(store: Path, search_type: str) -> None:
+    result = call(tools.search_records, store, query="winter climbing", search_type=search_type, limit=100)
+    relevances = [i["_sys"]["relevance"] for i in result["items"]]
+    assert relevances and relevances == sorted(relevances, reverse=True)
+    assert all(0 <= r <= 1 for r in relevances)
+    similarities = {i["id"]: i["_sys"]["similarity"] for i in result["items"]}
+    assert all(0 <= s <= 1 for s in similarities.values())
+    if search_type == "semantic":
+        assert relevances == [similarities[k] for k in ids(result)]
+    semantic = call(tools.search_records, store, query="winter climbing", search_type="semantic", limit=100)
+    same = {i["id"]: i["_sys"]["similarity"] for i in semantic["items"]}
+    assert all(same[k] == s for k, s in similarities.items() if k in same)  # one cosine per record
 
 
 def test_vector_boosted_keeps_text_matches_only(store: Path) -> None:
