@@ -20,7 +20,11 @@ from lynxc.runtime.errors import ToolError
 from .binding import Visibility, visibility, visible_records
 from .cursors import Position, decode_cursor, encode_cursor, query_hash
 from .definitions import Resource, Resources, parse_resources
+from .facets import parse_facets
 from .filters import (
+    DUCKDB,
+    condition_paths,
+    condition_sql,
     did_you_mean,
     is_sortable,
     kind,
@@ -33,11 +37,22 @@ from .filters import (
 from .shape import Shaped, Shaping, item, parse_data, populate, populate_paths, shape_data, truncation_block
 
 if TYPE_CHECKING:
+    from .frame import Selection
     from .search import Ranking
     from .store import RecordStore, ResourceState
 
 SETTINGS = {"data_dir", "embedder"}
-LIST_PARAMS = {"resource_id", "filters", "locales", "populate", "limit", "cursor", "parents"}
+LIST_PARAMS = {
+    "resource_id",
+    "filters",
+    "facets",
+    "facet_size",
+    "locales",
+    "populate",
+    "limit",
+    "cursor",
+    "parents",
+}
 DEFAULT_LIMIT = 5
 
 
@@ -298,10 +313,13 @@ class _List:
         _require(self.resource, capability, tool)
         # Before anything is read: a caller who cannot be bound to the resource is refused here.
         self.visible = visibility(self.resource, ctx.caller)
-        conditions = parse_filters(self.resources, self.resource, params.filters)
+        self.conditions = parse_filters(self.resources, self.resource, params.filters)
         self.where = where_sql(
-            conditions,
+            self.conditions,
             [*self.visible.clauses, *parent_clauses(self.resources, self.resource, self.parents)],
+        )
+        self.facets, self.facet_size = parse_facets(
+            self.resource, _optional(params, "facets"), _optional(params, "facet_size")
         )
         self.populate = populate_paths(self.resource, _optional(params, "populate"))
         self.limit = _limit(params, ctx)
@@ -324,8 +342,37 @@ class _List:
         table = await _open(self.store, state.table, state.version, False)
         return table, Position(state.table, state.version, 0, state.embedder), state.embedder
 
+    async def selection(self, table: Any, position: Position, keys: Any = None) -> Selection:
+        """The records of the table's frame this request reads (frame.py): those its filters
+        select, in DuckDB; when a filter reads a column the frame lacks (long text), the keys
+        Lance selects. `keys` (an Arrow table of `_key`): only those, already filtered."""
+        from .frame import Selection, frame_of
+        from .query import selected
+
+        frame = await frame_of(
+            self.ctx, str(self.store.data_dir), table, position.table, position.version, self.resource
+        )
+        if keys is not None:
+            return Selection(frame, None, keys)
+        visible = [c.path.column for c in self.visible.conditions]
+        parents = [p.field for p in self.resource.parents if p.placeholder in self.parents]
+        columns = [*(p.column for p in condition_paths(self.conditions)), *visible]
+        if frame.holds(columns) and frame.holds([f"f_{name}" for name in parents]):
+            clauses = [
+                *(condition_sql(c, DUCKDB) for c in self.visible.conditions),
+                *parent_clauses(self.resources, self.resource, self.parents, DUCKDB),
+            ]
+            return Selection(frame, where_sql(self.conditions, clauses, DUCKDB))
+        return Selection(frame, None, await selected(table, self.where, []))
+
     async def answer(
-        self, position: Position, rows: list[dict[str, Any]], has_more: bool, relevance: Any
+        self,
+        position: Position,
+        rows: list[dict[str, Any]],
+        has_more: bool,
+        relevance: Any,
+        total: tuple[int, str],
+        facets: dict[str, Any] | None,
     ) -> dict[str, Any]:
         datas = [parse_data(row) for row in rows]
         shaped = [shape_data(self.resource.fields, data, self.shaping) for data in datas]
@@ -344,8 +391,12 @@ class _List:
                 "limit": self.limit,
                 "next_cursor": encode_cursor(following, self.hash) if has_more else None,
                 "previous_cursor": encode_cursor(previous, self.hash) if offset > 0 else None,
+                "total": total[0],
+                "total_relation": total[1],
             },
         }
+        if facets is not None:
+            result["facets"] = facets
         block = truncation_block(self.resource.max_text_chars, any(s.cuts for s in shaped))
         if block is not None:
             result["truncation"] = block
@@ -381,7 +432,7 @@ async def fetch_records(
 )
 async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .query import ROW_COLUMNS, default_order, order_keys, rows_by_key
-    from .search import DefaultOrder, Searchable, rank, relevance
+    from .search import WINDOW, DefaultOrder, Searchable, rank, relevance
 
     listing = _List(params, ctx, "search_records", "search")
     query = params.query
@@ -403,8 +454,21 @@ async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     columns = ROW_COLUMNS + (["_vector"] if vector is not None else [])
     found = await rows_by_key(table, keys, columns, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
+    # The ranking holds every match when no window it was cut from came back full (WINDOW).
+    total = (len(ranking.keys), "gte" if len(ranking.keys) >= WINDOW else "eq")
+    facets = None
+    if listing.facets:
+        import pyarrow as pa
+
+        ranked = pa.table({"_key": pa.array(ranking.keys, pa.string())})
+        facets = await _facets(listing, await listing.selection(table, position, ranked))
     result = await listing.answer(
-        position, rows, has_more, lambda row: relevance(ranking, row["_key"], row.get("_vector"), vector)
+        position,
+        rows,
+        has_more,
+        lambda row: relevance(ranking, row["_key"], row.get("_vector"), vector),
+        total,
+        facets,
     )
     result["execution_info"] = {"search_mode": ranking.mode, "applied_search_type": ranking.applied}
     return result
@@ -425,18 +489,35 @@ async def _embed(ctx: ToolContext, embedder: str | None, query: str) -> Any:
     params={"sort", *LIST_PARAMS}, required_params={"resource_id"}, caps={"max_limit"}, settings=SETTINGS
 )
 async def query_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    from .query import ROW_COLUMNS, order_keys, parse_sort, rows_by_key, selected
+    from .facets import facet_answer, facet_statements
+    from .frame import run
+    from .query import ROW_COLUMNS, parse_sort, rows_by_key
 
     listing = _List(params, ctx, "query_records", "query")
     order = parse_sort(listing.resource, params.sort)
     table, position, _ = await listing.open()
-    records = await selected(table, listing.where, order.columns)
-    keys = await ctx.run_sync(order_keys, records, order, position.offset, listing.limit + 1)
+    selection = await listing.selection(table, position)
+    page = (
+        f"SELECT _key FROM records ORDER BY {order.sql()} "
+        f"LIMIT {int(listing.limit) + 1} OFFSET {int(position.offset)}"
+    )
+    statements = [page, "SELECT count(*) FROM records", *facet_statements(listing.facets, listing.facet_size)]
+    results = await ctx.run_sync(run, selection, statements)
+    keys = [row[0] for row in results[0]]
     has_more = len(keys) > listing.limit
     keys = keys[: listing.limit]
     found = await rows_by_key(table, keys, ROW_COLUMNS, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
-    return await listing.answer(position, rows, has_more, lambda row: None)
+    facets = facet_answer(listing.facets, results[2:]) if listing.facets else None
+    return await listing.answer(position, rows, has_more, lambda row: None, (results[1][0][0], "eq"), facets)
+
+
+async def _facets(listing: _List, selection: Selection) -> dict[str, Any]:
+    from .facets import facet_answer, facet_statements
+    from .frame import run
+
+    statements = facet_statements(listing.facets, listing.facet_size)
+    return facet_answer(listing.facets, await listing.ctx.run_sync(run, selection, statements))
 
 
 # --- get_record ---------------------------------------------------------------------------------

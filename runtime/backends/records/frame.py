@@ -1,0 +1,134 @@
+"""Frames: the columns filters, sort, totals and facets read, per (store, table, version), held
+by the serving process in DuckDB.
+
+On the first query_records or facet of a table version the serving process reads that
+version's `_key` and every stored path's column but long text (`text` fields: `contains` on
+them goes to Lance) in one Lance scan, and keeps them as a native DuckDB table. Queries then
+run in DuckDB: filters rendered by filters.where_sql in its dialect (literals built by
+filters.py, never pasted), ORDER BY ... LIMIT for the page, count(*) for the total, GROUP BY
+for facets. Only the page's rows are then read from Lance, by key.
+
+A table version never changes, so a frame is never stale; a newer load is a new version and a
+new frame. The last FRAMES frames are kept (the current versions and a few a cursor reads);
+the oldest is dropped. Measured at 1,000,000 records of bench/records_scale.py (9 columns):
+see the README's records figures for the memory it takes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from .columns import KEY
+from .definitions import Resource
+
+FRAMES = 8
+_names = itertools.count(1)
+_lock = threading.Lock()
+_frames: OrderedDict[tuple[str, str, int], Frame] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One table version's columns in DuckDB: the table's name there, the columns it holds."""
+
+    name: str
+    columns: frozenset[str]
+
+    def holds(self, columns: Sequence[str]) -> bool:
+        return all(c in self.columns for c in columns)
+
+
+def frame_columns(resource: Resource, available: Sequence[str]) -> list[str]:
+    """The columns a frame of `resource` holds, of those its table has (an older table may lack
+    a column a newer declaration adds)."""
+    wanted = [p.column for p in resource.stored_paths() if p.field.type != "text"]
+    present = set(available)
+    return [KEY, *(c for c in dict.fromkeys(wanted) if c in present and c != KEY)]
+
+
+async def frame_of(
+    ctx: Any, store_dir: str, table: Any, name: str, version: int, resource: Resource
+) -> Frame:
+    """The frame of `table` (named `name`, checked out at `version`), read on first use."""
+    key = (store_dir, name, version)
+    with _lock:
+        found = _frames.get(key)
+        if found is not None:
+            _frames.move_to_end(key)
+            return found
+    schema = await table.schema()
+    columns = frame_columns(resource, schema.names)
+    records = await table.query().select(columns).to_arrow()
+    made = await ctx.run_sync(_create, records, frozenset(columns))
+    with _lock:
+        found = _frames.get(key)
+        if found is None:
+            _frames[key] = found = made
+            made = None
+        dropped = []
+        while len(_frames) > FRAMES:
+            dropped.append(_frames.popitem(last=False)[1])
+    if made is not None:  # another request built it meanwhile
+        dropped.append(made)
+    for frame in dropped:
+        await ctx.run_sync(_drop, frame)
+    return found
+
+
+def _create(records: Any, columns: frozenset[str]) -> Frame:
+    name = f"frame_{next(_names)}"
+    with duckdb().cursor() as db:
+        db.register("records", records)
+        db.execute(f"CREATE TABLE {name} AS SELECT * FROM records")
+        db.unregister("records")
+    return Frame(name, columns)
+
+
+def _drop(frame: Frame) -> None:
+    with duckdb().cursor() as db:
+        db.execute(f"DROP TABLE IF EXISTS {frame.name}")
+
+
+@cache
+def duckdb() -> Any:
+    """One in-memory DuckDB per process: opening one costs ~14 ms, while a cursor of it costs
+    ~0.1 ms and is thread-safe. Time zone UTC: datetime columns and literals compare in UTC."""
+    import duckdb as duck
+
+    db = duck.connect(":memory:")
+    db.execute("SET TimeZone = 'UTC'")
+    return db
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which records of a frame a request reads: those `where` (DuckDB SQL) selects, and when
+    `keys` is given (an Arrow table with a `_key` column) only those among them."""
+
+    frame: Frame
+    where: str | None = None
+    keys: Any | None = None
+
+    def sql(self) -> str:
+        clauses = []
+        if self.where:
+            clauses.append(f"({self.where})")
+        if self.keys is not None:
+            clauses.append("_key IN (SELECT _key FROM selected_keys)")
+        return f"SELECT * FROM {self.frame.name}" + (f" WHERE {' AND '.join(clauses)}" if clauses else "")
+
+
+def run(selection: Selection, statements: Sequence[str]) -> list[list[tuple]]:
+    """Each statement's rows, run with `records` standing for the selection (blocking: run it
+    with ctx.run_sync)."""
+    with duckdb().cursor() as db:
+        if selection.keys is not None:
+            db.register("selected_keys", selection.keys)
+        source = selection.sql()
+        return [db.execute(f"WITH records AS ({source}) {statement}").fetchall() for statement in statements]
