@@ -64,14 +64,14 @@ SERVER = ServerDefinition(
     files_sha256={
         'models/describe_resource.py': '7c6e802e74b7d8926394a1c19de3b38ffc0ecbd4e9d089c5e3fa9ef5df88a60c',
         'models/discover_resources.py': '27360fad00bcefa2e14db52e8969ba50fe1918fd4b4684ab40084e3d438df51b',
-        'models/get_record.py': '17cadce164d278597dfa3bff375eca30263631d7e060959fa58d800f9a9948a3',
+        'models/get_record.py': 'f6927374253864ca163ca5aa3ecde0192024890d911a5c45338d702046eb856e',
         'models/query_records.py': '8144042ae845e7144c980b8a1086ef6787fed21b7edee0a888537fc01551d51e',
         'models/records_countries.py': '2fdeaec3643731b10d6cb15617e4c397d1d42974bbf9488f9a1d2be8bd9f5dd0',
         'models/records_peps.py': 'bcc178266c7803c1dc51b343e2e2321aef68311291e160a94967957076b1e08e',
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
         'models/search_records.py': 'd1edc32532c2946e0bc9293fbc21001787885cba0670918c3412162f9d52e130',
         'resources.json': '0b3e65716f097574c64b5b4eceb914a82e724c818bff553200efcdb92e0cd03e',
-        'tools.json': '9fc822d8ea73a3988a8f985190d8109f3b94ac5422fa9b47d7b2e8d892f715c2',
+        'tools.json': '1ecb7d51200c2f535bb6f832a51d11b79add23a8b874f56b9952f4726cf16691',
     },
     resources='resources.json',
 )

@@ -11,12 +11,21 @@ from collections import Counter
 import pytest
 
 from tests.conftest import stdio_client
-from tests.e2e.test_foxnose_knowledge import DATA, SERVER, load_args, load_in_one_process, read_jsonl
+from tests.e2e.test_foxnose_knowledge import (
+    DATA,
+    SERVER,
+    load_args,
+    load_in_one_process,
+    read_jsonl,
+    write_jsonl,
+)
 
 pytestmark = pytest.mark.anyio
 
 PEPS = read_jsonl(DATA / "peps.jsonl.gz")
 COUNTRIES = read_jsonl(DATA / "countries.jsonl.gz")
+SECTION_PEPS = {8, 20}
+SECTIONS = [row for row in read_jsonl(DATA / "sections.jsonl.gz") if row["pep"] in SECTION_PEPS]
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +35,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> dict:
     done = load_in_one_process(
         load_args(settings, "peps", DATA / "peps.jsonl.gz"),
         load_args(settings, "countries", DATA / "countries.jsonl.gz"),
+        load_args(settings, "sections", write_jsonl(base / "sections.jsonl", SECTIONS)),
     )
     assert done.returncode == 0, done.stderr
     return settings
@@ -203,3 +213,19 @@ async def test_facet_errors(client) -> None:
     assert "facets.0: 'name.fr' is one locale of a localized field" in message
     message = await refused(client, "query_records", resource_id="peps", facets=["status"], facet_size=51)
     assert "facet_size" in message
+
+
+async def test_get_record_with_its_children(client) -> None:
+    pep8 = sorted((s for s in SECTIONS if s["pep"] == 8), key=lambda s: s["index"])
+    result = await call(
+        client, "get_record", resource_id="peps", record_id="8", include=["sections"], include_limit=3
+    )
+    assert result["data"]["number"] == 8
+    sections = result["included"]["sections"]
+    assert (sections["total"], sections["has_more"]) == (len(pep8), True)
+    assert [item["id"] for item in sections["items"]] == [s["section_id"] for s in pep8[:3]]
+    alone = await call(client, "get_record", resource_id="peps", record_id="1", include=["sections"])
+    assert alone["included"]["sections"] == {"items": [], "total": 0, "has_more": False}
+    assert "included" not in await call(client, "get_record", resource_id="peps", record_id="8")
+    message = await refused(client, "get_record", resource_id="peps", record_id="8", include=["sectoins"])
+    assert "include.0: 'sectoins' is not a resource nested under 'peps' (did you mean 'sections'?)" in message

@@ -19,7 +19,7 @@ from lynxc.runtime.errors import ToolError
 
 from .binding import Visibility, visibility, visible_records
 from .cursors import Position, decode_cursor, encode_cursor, query_hash
-from .definitions import Resource, Resources, parse_resources
+from .definitions import Resource, Resources, column_name, parse_resources
 from .facets import parse_facets
 from .filters import (
     DUCKDB,
@@ -523,8 +523,13 @@ async def _facets(listing: _List, selection: Selection) -> dict[str, Any]:
 # --- get_record ---------------------------------------------------------------------------------
 
 
+MAX_INCLUDE = 4
+MAX_INCLUDE_LIMIT = 50
+DEFAULT_INCLUDE_LIMIT = 10
+
+
 @backend(
-    params={"resource_id", "record_id", "locales", "populate", "parents"},
+    params={"resource_id", "record_id", "locales", "populate", "parents", "include", "include_limit"},
     required_params={"resource_id", "record_id"},
     settings=SETTINGS,
 )
@@ -552,5 +557,88 @@ async def get_record(params: Any, ctx: ToolContext) -> dict[str, Any]:
     async def fetch(target: Resource, keys: list[str]) -> dict[str, Any]:
         return await fetch_records(store, target, keys, visibility(target, ctx.caller))
 
+    included = _included_resources(resources, resource, _optional(params, "include"))
+    include_limit = _include_limit(_optional(params, "include_limit"))
     await populate(resources, [data], [shaped.cuts], paths, shaping, fetch)
-    return item(row, shaped, None, listed=False)
+    out = item(row, shaped, None, listed=False)
+    if included:
+        out["included"] = {
+            child.name: await _children(ctx, store, resource, key, child, include_limit, _locales(params))
+            for child in included
+        }
+    return out
+
+
+def _included_resources(resources: Resources, resource: Resource, names: Any) -> list[Resource]:
+    """The nested resources `include` names, checked, without repeats."""
+    names = list(names or ())
+    nested = resources.nested_under(resource.name)
+    if len(names) > MAX_INCLUDE:
+        raise ToolError(f"include: at most {MAX_INCLUDE} resources, not {len(names)}")
+    chosen: list[Resource] = []
+    for i, name in enumerate(names):
+        child = next((r for r in nested if name in (r.name, r.id)), None)
+        if child is None:
+            known = [r.name for r in nested]
+            raise ToolError(
+                f"include.{i}: {name!r} is not a resource nested under {resource.id!r}"
+                f"{did_you_mean(name, known) if known else ''}; "
+                f"nested: {', '.join(known) or 'none'}"
+            )
+        _require(child, "query", "include")
+        if child not in chosen:
+            chosen.append(child)
+    return chosen
+
+
+def _include_limit(value: Any) -> int:
+    if value is None:
+        return DEFAULT_INCLUDE_LIMIT
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INCLUDE_LIMIT:
+        raise ToolError(f"include_limit: an integer from 1 to {MAX_INCLUDE_LIMIT}, not {value!r}")
+    return value
+
+
+async def _children(
+    ctx: ToolContext,
+    store: RecordStore,
+    parent: Resource,
+    key: str,
+    child: Resource,
+    limit: int,
+    locales: frozenset[str] | None,
+) -> dict[str, Any]:
+    """The first `limit` records of `child` under the record `key` of `parent`, in the child's
+    default order, with their total: selected in the child table's frame, read by key."""
+    from .filters import sql_literal
+    from .frame import Selection, frame_of, run
+    from .query import ROW_COLUMNS, default_order, rows_by_key
+
+    state = _current(store).resources.get(child.name)
+    if state is None:
+        return {"items": [], "total": 0, "has_more": False}
+    visible = visibility(child, ctx.caller)
+    typed = parse_key(parent, key, "record_id")
+    vtype = "integer" if isinstance(typed, int) else "string"
+    clauses = [
+        f"{column_name(p.field)} = {sql_literal(typed, vtype, DUCKDB)}"
+        for p in child.parents
+        if p.resource == parent.name
+    ]
+    clauses += [condition_sql(c, DUCKDB) for c in visible.conditions]
+    table = await _open(store, state.table, state.version, False)
+    frame = await frame_of(ctx, str(store.data_dir), table, state.table, state.version, child)
+    order = default_order(child)
+    page = f"SELECT _key FROM records ORDER BY {order.sql()} LIMIT {limit + 1}"
+    keys_rows, count = await ctx.run_sync(
+        run, Selection(frame, " AND ".join(f"({c})" for c in clauses)), [page, "SELECT count(*) FROM records"]
+    )
+    keys = [r[0] for r in keys_rows][:limit]
+    found = await rows_by_key(table, keys, ROW_COLUMNS, visible.clauses)
+    shaping = Shaping(child.max_text_chars, locales)
+    items = []
+    for k in keys:
+        if k in found:
+            shaped = shape_data(child.fields, parse_data(found[k]), shaping)
+            items.append(item(found[k], shaped, None))
+    return {"items": items, "total": count[0][0], "has_more": len(keys_rows) > limit}
