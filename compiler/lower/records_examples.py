@@ -43,6 +43,10 @@ def example_markers(resources: Sequence[ResourceIR]) -> dict[str, str | None]:
         "parents": "parents" if nested else None,
         "populate": "populate" if "reference" in kinds else None,
         "nested_name": nested.name if nested else None,
+        "element_path": _first_path(
+            resources,
+            lambda info: info.in_array and not info.element and info.field.type not in ("array", "object"),
+        ),
         "include": "include" if nested else None,
         "include_limit": "include_limit" if nested else None,
     }
