@@ -174,3 +174,10 @@ def test_a_new_version_gets_its_own_frame_and_old_ones_are_dropped(
     # The first page's cursor reads the version it started on: its frame is read again.
     again = call(tools.query_records, store, limit=1, cursor=first["page"]["next_cursor"])
     assert again["page"]["total"] == 40
+
+
+def test_an_empty_resource_has_an_empty_frame(tmp_path: Path) -> None:
+    write_store(tmp_path, RESOURCES, {"items": [], "people": PEOPLE})
+    result = call(tools.query_records, tmp_path, facets=["status"], sort=[{"field": "name.fr"}])
+    assert result["items"] == [] and result["page"]["total"] == 0
+    assert result["facets"]["status"] == {"values": [], "distinct": 0, "missing": 0}
