@@ -181,3 +181,47 @@ def test_an_empty_resource_has_an_empty_frame(tmp_path: Path) -> None:
     result = call(tools.query_records, tmp_path, facets=["status"], sort=[{"field": "name.fr"}])
     assert result["items"] == [] and result["page"]["total"] == 0
     assert result["facets"]["status"] == {"values": [], "distinct": 0, "missing": 0}
+
+
+def frame_tables() -> int:
+    [(count,)] = (
+        frames.duckdb()
+        .execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'frame_%'")
+        .fetchall()
+    )
+    return count
+
+
+def test_concurrent_first_queries_read_one_frame(store: Path) -> None:
+    before = frame_tables()
+
+    async def both() -> list[Any]:
+        ctx = context(store)
+        return await asyncio.gather(
+            tools.query_records(FacetParams(limit=1), ctx),
+            tools.query_records(FacetParams(limit=2, facets=["status"]), ctx),
+        )
+
+    first, second = asyncio.run(both())
+    assert first["page"]["total"] == second["page"]["total"] == 40
+    assert frame_tables() == before + 1
+
+
+def test_a_frame_evicted_while_in_use_is_dropped_after(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lynxc.runtime.backends.records.frame import Selection, run
+
+    call(tools.query_records, store, limit=1)
+    with frames._lock:
+        frame = next(reversed(frames._frames.values()))
+        frames._in_use[frame.name] = 1  # a query on it is running
+    add_records(store, RESOURCES, "items", [make_item(40)])
+    monkeypatch.setattr(frames, "FRAMES", 1)
+    assert call(tools.query_records, store, limit=1)["page"]["total"] == 41  # evicts the first
+    with frames._lock:
+        assert frame.name in frames._doomed
+        frames._in_use[frame.name] = 0  # that query ends: the next use of it drops it
+    assert run(Selection(frame), ["SELECT count(*) FROM records"]) == [[(40,)]]
+    with frames._lock:
+        assert frame.name not in frames._doomed and frame.name not in frames._in_use
+    with pytest.raises(Exception, match="frame_"):
+        run(Selection(frame), ["SELECT count(*) FROM records"])
