@@ -62,7 +62,7 @@ SERVER = ServerDefinition(
         ),
     ),
     files_sha256={
-        'models/describe_resource.py': '7c6e802e74b7d8926394a1c19de3b38ffc0ecbd4e9d089c5e3fa9ef5df88a60c',
+        'models/describe_resource.py': '6c2c9a7c67057fb0196756111062b7e9cb7c755ce058c70ede2a5b74595f8c31',
         'models/discover_resources.py': '27360fad00bcefa2e14db52e8969ba50fe1918fd4b4684ab40084e3d438df51b',
         'models/get_record.py': 'f6927374253864ca163ca5aa3ecde0192024890d911a5c45338d702046eb856e',
         'models/query_records.py': '1ce1859e76b290115a0f343b4d1117497bd2e9d985fcdbab025072161cc51f2b',
@@ -71,7 +71,7 @@ SERVER = ServerDefinition(
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
         'models/search_records.py': '8c603b0a76cf92a141d2950c8caa281e5c7ecfdf756acdc33368644d1acbe1e1',
         'resources.json': 'cdc3c90352b5ff628af5ec08e7b5a08cd8ff8d430b322427e288b6c524aaae54',
-        'tools.json': 'e88fdf6c8f981bb95665b5ecb449d9e549b16461ba432c11fc5cb51ed0425ebe',
+        'tools.json': '3bef6ebcf9959dbfcf186170b6a655e2d9840756cebdaf6014c1c1cd9ec747db',
     },
     resources='resources.json',
 )

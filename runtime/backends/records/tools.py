@@ -20,7 +20,7 @@ from lynxc.runtime.errors import ToolError
 from .binding import Visibility, visibility, visible_records
 from .cursors import Position, decode_cursor, encode_cursor, query_hash
 from .definitions import Resource, Resources, column_name, parse_resources
-from .facets import parse_facets
+from .facets import facetable, parse_facets
 from .filters import (
     DUCKDB,
     condition_paths,
@@ -264,6 +264,7 @@ def describe(
             "sortable": is_sortable(path),
             "ops": list(ops_for(path)),
             "locale_keyed": kind(path) == "localized",
+            "facetable": facetable(path),
         }
         if path.in_array:
             entry["items"] = path.field.type  # the element type the ops compare with
@@ -501,15 +502,20 @@ async def query_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
         f"SELECT _key FROM records ORDER BY {order.sql()} "
         f"LIMIT {int(listing.limit) + 1} OFFSET {int(position.offset)}"
     )
-    statements = [page, "SELECT count(*) FROM records", *facet_statements(listing.facets, listing.facet_size)]
-    results = await ctx.run_sync(run, selection, statements)
+    results = await ctx.run_sync(
+        run, selection, [page, *facet_statements(listing.facets, listing.facet_size)]
+    )
     keys = [row[0] for row in results[0]]
     has_more = len(keys) > listing.limit
     keys = keys[: listing.limit]
+    if has_more or (not keys and position.offset):  # else the page shows how many there are
+        [[(total,)]] = await ctx.run_sync(run, selection, ["SELECT count(*) FROM records"])
+    else:
+        total = position.offset + len(keys)
     found = await rows_by_key(table, keys, ROW_COLUMNS, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
-    facets = facet_answer(listing.facets, results[2:]) if listing.facets else None
-    return await listing.answer(position, rows, has_more, lambda row: None, (results[1][0][0], "eq"), facets)
+    facets = facet_answer(listing.facets, results[1:]) if listing.facets else None
+    return await listing.answer(position, rows, has_more, lambda row: None, (total, "eq"), facets)
 
 
 async def _facets(listing: _List, selection: Selection) -> dict[str, Any]:

@@ -225,3 +225,29 @@ def test_a_frame_evicted_while_in_use_is_dropped_after(store: Path, monkeypatch:
         assert frame.name not in frames._doomed and frame.name not in frames._in_use
     with pytest.raises(Exception, match="frame_"):
         run(Selection(frame), ["SELECT count(*) FROM records"])
+
+
+def test_describe_says_which_fields_facet(store: Path) -> None:
+    fields = {f["path"]: f for f in call(tools.describe_resource, store)["fields"]}
+    assert [p for p, f in fields.items() if f["facetable"]] == [
+        "id",
+        "title",
+        "status",
+        "count",
+        "flag",
+        "tags",
+        "nums",
+        "kinds",
+        "author",
+        "friends",
+        "capital.name",
+        "capital.population",
+    ]
+
+
+def test_the_last_page_counts_itself(store: Path) -> None:
+    first = call(tools.query_records, store, limit=30)
+    last = call(tools.query_records, store, limit=30, cursor=first["page"]["next_cursor"])
+    assert (last["page"]["returned"], last["page"]["has_more"], last["page"]["total"]) == (10, False, 40)
+    beyond = call(tools.query_records, store, filters=[{"field": "status", "value": "Final"}], limit=100)
+    assert beyond["page"]["total"] == 20

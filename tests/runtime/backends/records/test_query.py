@@ -468,6 +468,7 @@ def test_describe(store: Path) -> None:
         "sortable": True,
         "ops": list(fields["count"]["ops"]),
         "locale_keyed": False,
+        "facetable": True,
     }
     assert "between" in fields["count"]["ops"]
     assert fields["name"]["locale_keyed"] is True and fields["name"]["sortable"] is False
