@@ -14,6 +14,7 @@ Figures, printed side by side:
   (the floor: no MCP, no JSON, no store), and the ratio; the first pages are checked equal; the
   first call is reported apart, with the serving process's RSS before and after it: it reads the
   table's frame (the filter and sort columns, runtime/backends/records/frame.py) into memory;
+- the same `query_records` with facets on two fields, p50/p95 over MCP;
 - `search_records` text and hybrid with one filter (category eq), p50/p95 over MCP;
 - `get_record` p50 over MCP;
 - the peak RSS of the serving process.
@@ -227,6 +228,16 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
                 f"  first query_records call (reads the frame): {ms(first)}; serving RSS "
                 f"{mib(rss_before)} before it, {mib(server_rss(project))} after"
             )
+        label = "query_records, same + facets category, priority (page.total too):"
+        faceted = [{**q, "facets": ["category", "priority"]} for q in queries]
+        try:
+            (_, *times), _ = await timed_calls(client, "query_records", faceted)
+        except ToolFailed as error:
+            print(f"{label} FAILED: {error}")
+            failed += 1
+        else:
+            f50, f95 = percentiles(times)
+            print(f"{label} MCP p50 {ms(f50)} p95 {ms(f95)}")
         for kind in ("text", "hybrid"):
             searches = [
                 {
