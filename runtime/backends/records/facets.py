@@ -40,31 +40,36 @@ class Facet:
     def column(self) -> str:
         return self.path.column
 
-    def statements(self, size: int) -> tuple[str, str]:
-        """DuckDB over `records`: the top `size` (value, count) pairs; (distinct, missing)."""
+    def statement(self, size: int) -> str:
+        """DuckDB over `records`, in one scan: the top `size` values with their counts, each row
+        also carrying the distinct and missing counts (a NULL value's row stands for the records
+        without one; it sorts last)."""
         column = self.column
         if self.path.in_array:
-            values = f"SELECT DISTINCT _key, unnest({column}) AS value FROM records"
-            missing = f"coalesce(len({column}), 0) = 0"
+            values = (
+                f"SELECT DISTINCT _key, unnest({column}) AS value FROM records UNION ALL "
+                f"SELECT _key, NULL AS value FROM records WHERE coalesce(len({column}), 0) = 0"
+            )
         else:
             values = f"SELECT {column} AS value FROM records"
-            missing = f"{column} IS NULL"
-        top = (
-            f"SELECT value, count(*) AS n FROM ({values}) WHERE value IS NOT NULL "
-            f"GROUP BY value ORDER BY n DESC, value ASC LIMIT {int(size)}"
+        groups = f"SELECT value, count(*) AS n FROM ({values}) GROUP BY value"
+        ranked = (
+            "SELECT value, n, count(value) OVER () AS distinct_values, "
+            "sum(CASE WHEN value IS NULL THEN n ELSE 0 END) OVER () AS missing, "
+            "row_number() OVER (ORDER BY value IS NULL, n DESC, value ASC) AS position "
+            f"FROM ({groups})"
         )
-        counts = (
-            f"SELECT (SELECT count(DISTINCT value) FROM ({values})), "
-            f"(SELECT count(*) FROM records WHERE {missing})"
-        )
-        return top, counts
+        top = f"WHERE position <= {int(size)} ORDER BY position"
+        return f"SELECT value, n, distinct_values, missing FROM ({ranked}) {top}"
 
-    def answer(self, top: list[tuple], counts: list[tuple]) -> dict[str, Any]:
-        distinct, missing = counts[0]
+    def answer(self, rows: list[tuple]) -> dict[str, Any]:
+        distinct, missing = (rows[0][2], rows[0][3]) if rows else (0, 0)
         return {
-            "values": [{"value": self._value(value), "count": n} for value, n in top],
+            "values": [
+                {"value": self._value(value), "count": n} for value, n, _, _ in rows if value is not None
+            ],
             "distinct": distinct,
-            "missing": missing,
+            "missing": int(missing or 0),
         }
 
     def _value(self, stored: Any) -> Any:
@@ -111,9 +116,9 @@ def parse_facets(
 
 
 def facet_statements(facets: Sequence[Facet], size: int) -> list[str]:
-    return [statement for facet in facets for statement in facet.statements(size)]
+    return [facet.statement(size) for facet in facets]
 
 
 def facet_answer(facets: Sequence[Facet], rows: Sequence[list[tuple]]) -> dict[str, Any]:
     """{path: answer} from the rows of facet_statements, in order."""
-    return {f.path.path: f.answer(rows[2 * i], rows[2 * i + 1]) for i, f in enumerate(facets)}
+    return {f.path.path: f.answer(rows[i]) for i, f in enumerate(facets)}
