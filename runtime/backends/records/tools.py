@@ -618,7 +618,7 @@ async def _children(
     default order, with their total: selected in the child table's frame, read by key."""
     from .filters import sql_literal
     from .frame import Selection, frame_of, run
-    from .query import ROW_COLUMNS, default_order, rows_by_key
+    from .query import ROW_COLUMNS, default_order, rows_by_key, selected
 
     state = _current(store).resources.get(child.name)
     if state is None:
@@ -631,14 +631,20 @@ async def _children(
         for p in child.parents
         if p.resource == parent.name
     ]
-    clauses += [condition_sql(c, DUCKDB) for c in visible.conditions]
     table = await _open(store, state.table, state.version, False)
     frame = await frame_of(ctx, str(store.data_dir), table, state.table, state.version, child)
+    if frame.holds([c.path.column for c in visible.conditions]):
+        clauses += [condition_sql(c, DUCKDB) for c in visible.conditions]
+        selection = Selection(frame, " AND ".join(f"({c})" for c in clauses))
+    else:  # a bound field the frame lacks (long text): Lance selects the caller's records
+        selection = Selection(
+            frame,
+            " AND ".join(f"({c})" for c in clauses),
+            await selected(table, where_sql([], visible.clauses), []),
+        )
     order = default_order(child)
     page = f"SELECT _key FROM records ORDER BY {order.sql()} LIMIT {limit + 1}"
-    keys_rows, count = await ctx.run_sync(
-        run, Selection(frame, " AND ".join(f"({c})" for c in clauses)), [page, "SELECT count(*) FROM records"]
-    )
+    keys_rows, count = await ctx.run_sync(run, selection, [page, "SELECT count(*) FROM records"])
     keys = [r[0] for r in keys_rows][:limit]
     found = await rows_by_key(table, keys, ROW_COLUMNS, visible.clauses)
     shaping = Shaping(child.max_text_chars, locales)
