@@ -251,3 +251,22 @@ def test_the_last_page_counts_itself(store: Path) -> None:
     assert (last["page"]["returned"], last["page"]["has_more"], last["page"]["total"]) == (10, False, 40)
     beyond = call(tools.query_records, store, filters=[{"field": "status", "value": "Final"}], limit=100)
     assert beyond["page"]["total"] == 20
+
+
+class GetParams(FacetParams):
+    include: list[str] | None = None
+    include_limit: int | None = None
+
+
+def test_get_record_includes_children_under_an_integer_key(store: Path) -> None:
+    ctx = context(store)
+    params = GetParams(resource_id="people", record_id="1", include=["sections"], include_limit=2)
+    result = asyncio.run(tools.get_record(params, ctx))
+    mine = sorted((s for s in SECTIONS if s["person"] == 1), key=lambda s: (s["n"], s["sid"]))
+    children = result["included"]["sections"]
+    assert (children["total"], children["has_more"]) == (len(mine), True)
+    assert [item["id"] for item in children["items"]] == [s["sid"] for s in mine[:2]]
+    with pytest.raises(ToolError, match=r"^include\.0: 'items' is not a resource nested under 'people'"):
+        asyncio.run(tools.get_record(GetParams(resource_id="people", record_id="1", include=["items"]), ctx))
+    with pytest.raises(ToolError, match=r"^include_limit: an integer from 1 to 50, not 0"):
+        asyncio.run(tools.get_record(GetParams(resource_id="people", record_id="1", include_limit=0), ctx))
