@@ -71,7 +71,7 @@ SERVER = ServerDefinition(
         'models/records_sections.py': 'cca4d744b85f3d3e944386e2f4fdf431125304ed17b7b84e536d71ff2931991f',
         'models/search_records.py': '8c603b0a76cf92a141d2950c8caa281e5c7ecfdf756acdc33368644d1acbe1e1',
         'resources.json': 'cdc3c90352b5ff628af5ec08e7b5a08cd8ff8d430b322427e288b6c524aaae54',
-        'tools.json': '3bef6ebcf9959dbfcf186170b6a655e2d9840756cebdaf6014c1c1cd9ec747db',
+        'tools.json': '5a829c17361cf8ead2a271490541373d596a507364e08450ee4631241f66d70b',
     },
     resources='resources.json',
 )
