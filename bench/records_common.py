@@ -127,6 +127,12 @@ def server_peak_rss(project: Project) -> int:
     return _vm_hwm(serving[0]) + (max(peaks) if peaks else 0)
 
 
+def server_rss(project: Project) -> int:
+    """Resident memory (VmRSS) of this process's `lynxc serve` child now; 0 if none runs."""
+    serving = [pid for pid in _children(os.getpid()) if f"serve\0{project.server}" in _cmdline(pid)]
+    return _vm_status(serving[0], "VmRSS:") if serving else 0
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -155,9 +161,13 @@ def _cmdline(pid: int) -> str:
 
 
 def _vm_hwm(pid: int) -> int:
+    return _vm_status(pid, "VmHWM:")
+
+
+def _vm_status(pid: int, name: str) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(name):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass

@@ -11,7 +11,10 @@ Figures, printed side by side:
 - load: records/s and the peak RSS of the `lynxc load` process;
 - `query_records` with two filters (status eq, created gte) and a sort (priority desc), p50/p95
   over MCP, against the same query run directly in DuckDB on the same records held in memory
-  (the floor: no MCP, no JSON, no store), and the ratio; the first pages are checked equal;
+  (the floor: no MCP, no JSON, no store), and the ratio; the first pages are checked equal; the
+  first call is reported apart, with the serving process's RSS before and after it: it reads the
+  table's frame (the filter and sort columns, runtime/backends/records/frame.py) into memory;
+- the same `query_records` with facets on two fields, p50/p95 over MCP;
 - `search_records` text and hybrid with one filter (category eq), p50/p95 over MCP;
 - `get_record` p50 over MCP;
 - the peak RSS of the serving process.
@@ -50,6 +53,7 @@ from records_common import (  # bench/ is the script's folder, first on sys.path
     read_jsonl_gz,
     serve,
     server_peak_rss,
+    server_rss,
     write_jsonl_gz,
 )
 from smoke import parse_args_with_smoke
@@ -165,8 +169,9 @@ class ToolFailed(Exception):
 async def timed_calls(
     client, tool: str, argument_list: list[dict[str, Any]]
 ) -> tuple[list[float], list[Any]]:
-    """Call `tool` once untimed (warm-up: first use opens tables and loads the embedder), then
-    once per arguments, timed. Raises ToolFailed with the server's message on an error answer."""
+    """Call `tool` once as a warm-up (first use opens tables, reads frames and loads the
+    embedder: its time is times[0]), then once per arguments, timed. Raises ToolFailed with the
+    server's message on an error answer."""
     times, answers = [], []
     for i, arguments in enumerate([argument_list[0], *argument_list]):
         start = time.perf_counter()
@@ -174,8 +179,8 @@ async def timed_calls(
         took = time.perf_counter() - start
         if result.is_error:
             raise ToolFailed(result.content[0].text)
+        times.append(took)
         if i:
-            times.append(took)
             answers.append(result.structured_content)
     return times, answers
 
@@ -200,8 +205,12 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
             for status, since in cases
         ]
         label = "query_records, 2 filters + sort, limit 20:"
+        # The table opened (and LanceDB loaded) first, so that the RSS the first query adds is
+        # its frame's (and DuckDB's import).
+        await call(client, "get_record", {"resource_id": "items", "record_id": "i0000001"})
+        rss_before = server_rss(project)
         try:
-            times, answers = await timed_calls(client, "query_records", queries)
+            (first, *times), answers = await timed_calls(client, "query_records", queries)
         except ToolFailed as error:
             print(f"{label} FAILED: {error}")
             failed += 1
@@ -215,6 +224,20 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
                 f"MCP/DuckDB p50 {q50 / d50:.1f}x (DuckDB table built in {duck_load:.1f} s; "
                 f"first pages equal in {same}/{len(cases)} cases)"
             )
+            print(
+                f"  first query_records call (reads the frame): {ms(first)}; serving RSS "
+                f"{mib(rss_before)} before it, {mib(server_rss(project))} after"
+            )
+        label = "query_records, same + facets category, priority (page.total too):"
+        faceted = [{**q, "facets": ["category", "priority"]} for q in queries]
+        try:
+            (_, *times), _ = await timed_calls(client, "query_records", faceted)
+        except ToolFailed as error:
+            print(f"{label} FAILED: {error}")
+            failed += 1
+        else:
+            f50, f95 = percentiles(times)
+            print(f"{label} MCP p50 {ms(f50)} p95 {ms(f95)}")
         for kind in ("text", "hybrid"):
             searches = [
                 {
@@ -228,7 +251,7 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
             ]
             label = f"search_records {kind:<6} + 1 filter, limit 10:"
             try:
-                times, _ = await timed_calls(client, "search_records", searches)
+                (_, *times), _ = await timed_calls(client, "search_records", searches)
             except ToolFailed as error:
                 print(f"{label} FAILED: {error}")
                 failed += 1
@@ -237,7 +260,7 @@ async def over_mcp(project, count: int, cases: list[tuple[str, str]], calls: int
                 print(f"{label} MCP p50 {ms(p50)} p95 {ms(p95)}")
         keys = [{"resource_id": "items", "record_id": f"i{rng.randint(1, count):07d}"} for _ in range(calls)]
         try:
-            times, _ = await timed_calls(client, "get_record", keys)
+            (_, *times), _ = await timed_calls(client, "get_record", keys)
         except ToolFailed as error:
             print(f"get_record: FAILED: {error}")
             failed += 1

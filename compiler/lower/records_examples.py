@@ -23,7 +23,7 @@ MARKER = re.compile(r"<<([a-z_]+)>>")
 EXAMPLE_LOCALE = "fr"
 # The parameters only some servers get: each is also the marker of its own name, so a server
 # without it loses the parameter and every sentence that names it.
-OPTIONAL_PARAMETERS = ("locales", "parents", "populate")
+OPTIONAL_PARAMETERS = ("locales", "parents", "populate", "include", "include_limit")
 
 
 def example_markers(resources: Sequence[ResourceIR]) -> dict[str, str | None]:
@@ -42,6 +42,13 @@ def example_markers(resources: Sequence[ResourceIR]) -> dict[str, str | None]:
         "locales": "locales" if "localized" in kinds else None,
         "parents": "parents" if nested else None,
         "populate": "populate" if "reference" in kinds else None,
+        "nested_name": nested.name if nested else None,
+        "element_path": _first_path(
+            resources,
+            lambda info: info.in_array and not info.element and info.field.type not in ("array", "object"),
+        ),
+        "include": "include" if nested else None,
+        "include_limit": "include_limit" if nested else None,
     }
 
 

@@ -139,57 +139,63 @@ def test_resources_document_is_what_the_runtime_reads() -> None:
 # The synthesized tools -------------------------------------------------------------------
 
 ANNOTATIONS = {"readOnlyHint": True, "idempotentHint": True, "destructiveHint": False, "openWorldHint": False}
-FILTERS = {
-    "type": "array",
-    "maxItems": 32,
-    "items": {
-        "type": "object",
-        "properties": {
-            "field": {"type": "string", "maxLength": 256},
-            "op": {
-                "type": "string",
-                "enum": [
-                    "eq",
-                    "ne",
-                    "gt",
-                    "gte",
-                    "lt",
-                    "lte",
-                    "in",
-                    "not_in",
-                    "between",
-                    "contains",
-                    "exists",
-                ],
-                "default": "eq",
-            },
-            # The seed's contract leaves value open; bounded here (issue 24), so an over-long value
-            # is refused by the host, naming the field and the rule, before it reaches LanceDB.
-            "value": {
+_FILTER_OP = {
+    "type": "string",
+    "enum": ["eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "between", "contains", "exists"],
+    "default": "eq",
+}
+# The seed's contract leaves value open; bounded here (issue 24), so an over-long value is refused
+# by the host, naming the field and the rule, before it reaches LanceDB.
+_FILTER_VALUE = {
+    "anyOf": [
+        {"type": "string", "maxLength": 2000},
+        {"type": "integer"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {
+            "type": "array",
+            "maxItems": 1000,
+            "items": {
                 "anyOf": [
                     {"type": "string", "maxLength": 2000},
                     {"type": "integer"},
                     {"type": "number"},
                     {"type": "boolean"},
-                    {
-                        "type": "array",
-                        "maxItems": 1000,
-                        "items": {
-                            "anyOf": [
-                                {"type": "string", "maxLength": 2000},
-                                {"type": "integer"},
-                                {"type": "number"},
-                                {"type": "boolean"},
-                            ]
-                        },
-                    },
                 ]
             },
         },
-        "required": ["field"],
+    ]
+}
+_FILTER_FIELD = {"type": "string", "maxLength": 256}
+# A filter is one condition (field, op, value) or an any_of group of 1 to 8 of them (issue 30).
+FILTERS = {
+    "type": "array",
+    "maxItems": 32,
+    "items": {
+        "type": "object",
         "additionalProperties": False,
+        "properties": {
+            "field": _FILTER_FIELD,
+            "op": _FILTER_OP,
+            "value": _FILTER_VALUE,
+            "any_of": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 8,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["field"],
+                    "properties": {"field": _FILTER_FIELD, "op": _FILTER_OP, "value": _FILTER_VALUE},
+                },
+            },
+        },
     },
 }
+FACETS = {"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 256}}
+FACET_SIZE = {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}
+INCLUDE = {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 256}}
+INCLUDE_LIMIT = {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}
 LOCALES = {"type": "array", "items": {"type": "string"}}
 POPULATE = {"type": "array", "maxItems": 16, "items": {"type": "string"}}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 100, "default": 5}
@@ -222,6 +228,8 @@ CONTRACT_INPUTS: dict[str, tuple[dict[str, Any], list[str]]] = {
                 "default": "hybrid",
             },
             "filters": FILTERS,
+            "facets": FACETS,
+            "facet_size": FACET_SIZE,
             "locales": LOCALES,
             "populate": POPULATE,
             "limit": LIMIT,
@@ -234,6 +242,8 @@ CONTRACT_INPUTS: dict[str, tuple[dict[str, Any], list[str]]] = {
         {
             "resource_id": RESOURCE_ID,
             "filters": FILTERS,
+            "facets": FACETS,
+            "facet_size": FACET_SIZE,
             "sort": SORT,
             "locales": LOCALES,
             "populate": POPULATE,
@@ -250,6 +260,8 @@ CONTRACT_INPUTS: dict[str, tuple[dict[str, Any], list[str]]] = {
             "locales": LOCALES,
             "populate": POPULATE,
             "parents": PARENTS,
+            "include": INCLUDE,
+            "include_limit": INCLUDE_LIMIT,
         },
         ["resource_id", "record_id"],
     ),
@@ -299,13 +311,35 @@ SEED_SEARCH_OUTPUT = {
         },
         "page": {
             "type": "object",
-            "required": ["has_more", "returned", "limit"],
+            "required": ["has_more", "returned", "limit", "total", "total_relation"],
             "properties": {
                 "has_more": {"type": "boolean"},
                 "returned": {"type": "integer"},
                 "limit": {"type": "integer"},
                 "next_cursor": _STRING_OR_NULL,
                 "previous_cursor": _STRING_OR_NULL,
+                # issue 30: how many match, exactly (eq) or at least (gte)
+                "total": {"type": "integer"},
+                "total_relation": {"type": "string", "enum": ["eq", "gte"]},
+            },
+        },
+        "facets": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["values", "distinct", "missing"],
+                "properties": {
+                    "values": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["value", "count"],
+                            "properties": {"value": {}, "count": {"type": "integer"}},
+                        },
+                    },
+                    "distinct": {"type": "integer"},
+                    "missing": {"type": "integer"},
+                },
             },
         },
         "truncation": {

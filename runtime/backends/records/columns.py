@@ -11,7 +11,8 @@ named `FieldPath.column`):
   datetime -> timestamp(us, UTC) (a time without offset is taken as UTC);
   reference -> the type of the target's key (int64 or string);
 - localized -> list<string> of "locale\\x1ftext", ordered by locale;
-- an array of scalars -> list<element>; any other array -> int32, its length.
+- an array of scalars -> list<element>; any other array -> int32, its length; a field of an
+  array's objects (`currencies.code`) -> list<element> of every element's value.
 
 The loader also spills `_meaning` (the text to embed) with each row until the vectors are made.
 Heavy libraries load inside the functions: the compiler imports nothing of this module.
@@ -173,7 +174,10 @@ def keyword_terms(resource: Resource, data: Mapping[str, Any]) -> str:
 def path_value(path: FieldPath, data: Mapping[str, Any]) -> Any:
     """The column value of one stored path of a (dumped, JSON-mode) record; None if absent."""
     value: Any = data
-    for part in path.path.split("."):
+    parts = path.path.split(".")
+    for i, part in enumerate(parts):
+        if isinstance(value, list) and path.in_array:  # the objects of an array: each one's value
+            return _element_values(path, value, parts[i:])
         if not isinstance(value, dict) or part not in value:
             return None
         value = value[part]
@@ -188,6 +192,21 @@ def path_value(path: FieldPath, data: Mapping[str, Any]) -> Any:
     if path.field.type == "array":
         return len(value) if isinstance(value, list) else None
     return _scalar(path.field, value)
+
+
+def _element_values(path: FieldPath, items: list[Any], parts: list[str]) -> list[Any]:
+    found: list[Any] = []
+    for item in items:
+        value: Any = item
+        for part in parts:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if path.field.type == "localized":
+            found += _pairs(value) if isinstance(value, dict) else []
+        else:
+            found.append(_scalar(path.field, value))
+    return found
 
 
 def _pairs(value: Mapping[str, Any]) -> list[str]:

@@ -142,13 +142,28 @@ class Resource:
 
     def stored_paths(self) -> Iterator[FieldPath]:
         """Every path with a store column: scalars, text and localized fields at any object
-        depth, arrays of scalars (element paths). Arrays of objects are stored in the record
-        only: a filter can test them with `exists`, nothing finer."""
+        depth, arrays of scalars (element paths). An array of objects is stored as its length
+        (`exists`), and each scalar or localized field of its elements as an element path
+        (`currencies.code`: the codes of every element, tested like an array of scalars)."""
         yield from _paths(self.fields, "", False)
 
     def references(self) -> Iterator[FieldPath]:
         """Paths whose values are keys of another resource (populate accepts these)."""
-        return (p for p in self.stored_paths() if p.field.type == "reference")
+        return (p for p in self.stored_paths() if p.field.type == "reference" and not _in_objects(self, p))
+
+    def element_paths(self) -> list[str]:
+        """The paths of fields inside an array's objects (`currencies.code`)."""
+        return [p.path for p in self.stored_paths() if _in_objects(self, p)]
+
+
+def _in_objects(resource: Resource, path: FieldPath) -> bool:
+    """Whether `path` names a field of the objects of an array (not an array of scalars)."""
+    if not path.in_array:
+        return False
+    head = resource.field(path.path.split(".", 1)[0])
+    return (
+        head is not None and head.type == "array" and head.items is not None and head.items.type == "object"
+    )
 
 
 def _paths(fields: tuple[Field, ...], prefix: str, in_array: bool) -> Iterator[FieldPath]:
@@ -158,11 +173,16 @@ def _paths(fields: tuple[Field, ...], prefix: str, in_array: bool) -> Iterator[F
             if not in_array:
                 yield from _paths(f.fields or (), path + ".", False)
         elif f.type == "array":
+            if in_array:
+                continue  # an array inside an array's elements: kept in the record only
             item = f.items
-            if item is not None and item.type not in ("object", "array") and not in_array:
+            if item is not None and item.type not in ("object", "array"):
                 yield FieldPath(path, item, None, True)
             else:
-                yield FieldPath(path, f, None, False)  # exists only
+                yield FieldPath(path, f, None, False)  # exists
+                if item is not None and item.type == "object":
+                    scalars = tuple(c for c in item.fields or () if c.type not in ("object", "array"))
+                    yield from _paths(scalars, path + ".", True)
         else:
             yield FieldPath(path, f, None, in_array)
 

@@ -15,6 +15,14 @@ Semantics worth knowing:
 - `contains` on string and text fields is a case-insensitive substring test.
 - A localized field is stored as "locale\\x1ftext" pairs: `name.fr` tests the French text only,
   `name` any locale's text.
+- `{any_of: [filter, ...]}` in place of a filter: at least one of its filters holds (OR). The
+  filters inside are plain ones (no any_of inside any_of), at most MAX_ANY_OF of them; errors
+  name `filters.i.any_of.j.field`.
+- Sub-fields of arrays of objects (`currencies.code`) are arrays of their values: "has an
+  element whose code is EUR". Two conditions on sub-fields of one array may match different
+  elements.
+- `where_sql` renders for LanceDB (DataFusion) by default and for DuckDB with DUCKDB (the
+  serving process's column frames, frame.py): the same conditions, each engine's function names.
 - Every value reaches SQL as a literal built here (strings quoted, numbers and dates rendered
   from checked Python values; regular expressions spell every non-alphanumeric character as
   `\\x{..}`), never as text pasted from the request.
@@ -41,6 +49,7 @@ PAIR_SEP = "\x1e"  # between pairs, once a localized column is joined into one s
 # compiles to a regular expression, which LanceDB refused at 100,000 characters ("CompiledTooBig")
 # and took at 16,000 of every script tried (é, ß, ǅ, k, emoji): 2,000 stays far below.
 MAX_LIST_VALUES = 1000
+MAX_ANY_OF = 8  # filters in one any_of group
 MAX_VALUE_CHARS = 2000
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 LOCALE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
@@ -59,13 +68,28 @@ OPS: Mapping[str, tuple[str, ...]] = {
     "boolean": ("eq", "ne", "exists"),
     "reference": ("eq", "ne", "in", "not_in", "exists"),
     "text": ("eq", "ne", "contains", "exists"),
-    "localized": ("eq", "ne", "contains", "exists"),
+    "localized": ("eq", "ne", "in", "not_in", "contains", "exists"),
     "element": ("eq", "contains", "in", "not_in", "exists"),
     "presence": ("exists",),  # arrays of objects or arrays, arrays of localized text
 }
 SORTABLE_TYPES = frozenset(
     {"string", "integer", "number", "boolean", "date", "datetime", "enum", "reference"}
 )
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one SQL engine spells what conditions need beyond standard SQL."""
+
+    name: str
+    length: str  # of a list
+    list_of: str  # a list from its elements
+    regex: str  # (text, pattern) -> bool
+    timestamp: str  # the type a UTC timestamp literal is cast to
+
+
+DATAFUSION = Dialect("datafusion", "cardinality", "make_array", "regexp_like", "TIMESTAMP")
+DUCKDB = Dialect("duckdb", "len", "list_value", "regexp_matches", "TIMESTAMPTZ")
 
 
 @dataclass(frozen=True)
@@ -77,6 +101,25 @@ class Condition:
     op: str
     value: Any
     value_type: str  # the scalar type literals are rendered as (a reference's target key type)
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """An any_of group: at least one of its conditions holds."""
+
+    conditions: tuple[Condition, ...]
+
+    @property
+    def paths(self) -> tuple[FieldPath, ...]:
+        return tuple(c.path for c in self.conditions)
+
+
+Filter = Condition | AnyOf
+
+
+def condition_paths(filters: Sequence[Filter]) -> list[FieldPath]:
+    """Every path the filters test, any_of groups included."""
+    return [p for f in filters for p in (f.paths if isinstance(f, AnyOf) else (f.path,))]
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -100,7 +143,12 @@ def ops_for(path: FieldPath) -> tuple[str, ...]:
 
 
 def is_sortable(path: FieldPath) -> bool:
-    return not path.in_array and path.locale is None and path.field.type in SORTABLE_TYPES
+    """Scalars, and one locale of a localized field (`name.de`)."""
+    if path.in_array:
+        return False
+    if path.field.type == "localized":
+        return path.locale is not None
+    return path.field.type in SORTABLE_TYPES
 
 
 def resolve_path(resource: Resource, name: str, where: str) -> FieldPath:
@@ -143,9 +191,31 @@ def key_type(resources: Resources, path: FieldPath) -> str:
 # --- parsing ------------------------------------------------------------------------------------
 
 
-def parse_filters(resources: Resources, resource: Resource, filters: Sequence[Any] | None) -> list[Condition]:
-    """Check every filter (models or mappings with field, op, value) against `resource`."""
-    return [_parse_one(resources, resource, item, i) for i, item in enumerate(filters or ())]
+def parse_filters(resources: Resources, resource: Resource, filters: Sequence[Any] | None) -> list[Filter]:
+    """Check every filter (models or mappings with field, op, value, or any_of) against
+    `resource`."""
+    return [_parse_item(resources, resource, item, f"filters.{i}") for i, item in enumerate(filters or ())]
+
+
+def _parse_item(resources: Resources, resource: Resource, item: Any, where: str) -> Filter:
+    group = _attr(item, "any_of")
+    if group is None:
+        return _parse_one(resources, resource, item, where)
+    if _attr(item, "field") is not None or _attr(item, "value") is not None:
+        raise ToolError(f"{where}: give either field (one filter) or any_of (a group), not both")
+    if not isinstance(group, list) or not group:
+        raise ToolError(f"{where}.any_of: a list of 1 to {MAX_ANY_OF} filters, at least one of which holds")
+    if len(group) > MAX_ANY_OF:
+        raise ToolError(f"{where}.any_of: at most {MAX_ANY_OF} filters, not {len(group)}")
+    conditions = []
+    for j, inner in enumerate(group):
+        if _attr(inner, "any_of") is not None:
+            raise ToolError(
+                f"{where}.any_of.{j}: an any_of group holds plain filters only (field, op, value); "
+                "any_of inside any_of is not supported"
+            )
+        conditions.append(_parse_one(resources, resource, inner, f"{where}.any_of.{j}"))
+    return AnyOf(tuple(conditions))
 
 
 def _attr(item: Any, name: str) -> Any:
@@ -153,11 +223,10 @@ def _attr(item: Any, name: str) -> Any:
     return getattr(value, "value", value)  # an Enum member of a generated model -> its value
 
 
-def _parse_one(resources: Resources, resource: Resource, item: Any, i: int) -> Condition:
-    where = f"filters.{i}"
+def _parse_one(resources: Resources, resource: Resource, item: Any, where: str) -> Condition:
     name = _attr(item, "field")
     if not isinstance(name, str) or not name:
-        raise ToolError(f"{where}.field: a field path is required")
+        raise ToolError(f"{where}.field: a field path is required (or any_of, a group of filters)")
     path = resolve_path(resource, name, f"{where}.field")
     op = _attr(item, "op") or "eq"
     allowed = ops_for(path)
@@ -303,12 +372,23 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def sql_literal(value: Any, vtype: str) -> str:
+def duck_string(text: str) -> str:
+    """A DuckDB string literal: its parser ends a literal at NUL, so NUL is spelled chr(0)."""
+    if "\x00" not in text:
+        return sql_string(text)
+    return "(" + " || chr(0) || ".join(sql_string(part) for part in text.split("\x00")) + ")"
+
+
+def _string(text: str, dialect: Dialect) -> str:
+    return duck_string(text) if dialect is DUCKDB else sql_string(text)
+
+
+def sql_literal(value: Any, vtype: str, dialect: Dialect = DATAFUSION) -> str:
     if vtype == "date":
         return f"CAST({sql_string(value.isoformat())} AS DATE)"
     if vtype == "datetime":
         stamp = value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        return f"CAST({sql_string(stamp)} AS TIMESTAMP)"
+        return f"CAST({sql_string(stamp)} AS {dialect.timestamp})"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
@@ -316,7 +396,7 @@ def sql_literal(value: Any, vtype: str) -> str:
         return "(-9223372036854775807 - 1)" if value == INT64_MIN else str(value)
     if isinstance(value, float):
         return repr(value)
-    return sql_string(str(value))
+    return _string(str(value), dialect)
 
 
 def regex_literal(text: str) -> str:
@@ -325,23 +405,27 @@ def regex_literal(text: str) -> str:
     return "".join(c if c.isalnum() and c.isascii() else f"\\x{{{ord(c):x}}}" for c in text)
 
 
-def where_sql(conditions: Sequence[Condition], extra: Sequence[str] = ()) -> str | None:
+def where_sql(
+    conditions: Sequence[Filter], extra: Sequence[str] = (), dialect: Dialect = DATAFUSION
+) -> str | None:
     """All conditions and `extra` clauses joined with AND, or None when there are none."""
-    clauses = [*extra, *(condition_sql(c) for c in conditions)]
+    clauses = [*extra, *(condition_sql(c, dialect) for c in conditions)]
     return " AND ".join(f"({c})" for c in clauses) or None
 
 
-def condition_sql(c: Condition) -> str:
+def condition_sql(c: Filter, dialect: Dialect = DATAFUSION) -> str:
+    if isinstance(c, AnyOf):
+        return " OR ".join(f"({condition_sql(inner, dialect)})" for inner in c.conditions)
     column = c.path.column
     k = kind(c.path)
     if c.op == "exists":
-        present = _presence(c.path, k)
+        present = _presence(c.path, k, dialect)
         return present if c.value else f"NOT ({present})"
     if k == "localized":
-        return _localized(c, column)
+        return _localized(c, column, dialect)
     if k == "element":
-        return _element(c, column)
-    lit = sql_literal(c.value, c.value_type) if c.op not in ("in", "not_in", "between") else ""
+        return _element(c, column, dialect)
+    lit = sql_literal(c.value, c.value_type, dialect) if c.op not in ("in", "not_in", "between") else ""
     if c.op == "contains":  # string and text: case-insensitive substring
         return f"strpos(lower({column}), lower({lit})) > 0"
     if c.op in _COMPARE:
@@ -349,9 +433,9 @@ def condition_sql(c: Condition) -> str:
     if c.op == "ne":
         return f"{column} IS NULL OR {column} <> {lit}"
     if c.op == "between":
-        low, high = (sql_literal(v, c.value_type) for v in c.value)
+        low, high = (sql_literal(v, c.value_type, dialect) for v in c.value)
         return f"{column} BETWEEN {low} AND {high}"
-    items = ", ".join(sql_literal(v, c.value_type) for v in c.value)
+    items = ", ".join(sql_literal(v, c.value_type, dialect) for v in c.value)
     if c.op == "in":
         return f"{column} IN ({items})" if items else "FALSE"
     return f"{column} IS NULL OR {column} NOT IN ({items})" if items else "TRUE"  # not_in
@@ -360,32 +444,33 @@ def condition_sql(c: Condition) -> str:
 _COMPARE = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
-def _presence(path: FieldPath, k: str) -> str:
+def _presence(path: FieldPath, k: str, dialect: Dialect) -> str:
     """A condition that is true or false, never NULL, so that NOT works for exists false."""
     column = path.column
     if k in ("element", "localized") and path.locale is None:
-        return f"coalesce(cardinality({column}), 0) > 0"
+        return f"coalesce({dialect.length}({column}), 0) > 0"
     if k == "localized":
-        needle = sql_string(PAIR_SEP + path.locale + LOCALE_SEP)
-        return f"coalesce(strpos({_joined(column, leading=True)}, {needle}), 0) > 0"
+        needle = _string(PAIR_SEP + path.locale + LOCALE_SEP, dialect)
+        return f"coalesce(strpos({_joined(column, dialect, leading=True)}, {needle}), 0) > 0"
     if k == "presence":
         if path.in_array:  # an array of localized texts: its column is a list
-            return f"coalesce(cardinality({column}), 0) > 0"
+            return f"coalesce({dialect.length}({column}), 0) > 0"
         return f"coalesce({column}, 0) > 0"  # arrays of objects are stored as their length
     return f"{column} IS NOT NULL"
 
 
-def _joined(column: str, leading: bool = False, trailing: bool = False) -> str:
+def _joined(column: str, dialect: Dialect, leading: bool = False, trailing: bool = False) -> str:
     """A localized column's pairs as one string, each pair after PAIR_SEP when `leading`."""
-    text = f"array_to_string({column}, {sql_string(PAIR_SEP)})"
+    sep = _string(PAIR_SEP, dialect)
+    text = f"array_to_string({column}, {sep})"
     if leading:
-        text = f"{sql_string(PAIR_SEP)} || {text}"
+        text = f"{sep} || {text}"
     if trailing:
-        text = f"{text} || {sql_string(PAIR_SEP)}"
+        text = f"{text} || {sep}"
     return text
 
 
-def _localized(c: Condition, column: str) -> str:
+def _localized(c: Condition, column: str, dialect: Dialect) -> str:
     locale = c.path.locale
     if c.op == "contains":
         prefix = (
@@ -394,28 +479,38 @@ def _localized(c: Condition, column: str) -> str:
             else regex_literal(LOCALE_SEP)
         )
         pattern = "(?i)" + prefix + "[^" + regex_literal(PAIR_SEP) + "]*" + regex_literal(c.value)
-        return f"regexp_like({_joined(column)}, {sql_string(pattern)})"
+        return f"{dialect.regex}({_joined(column, dialect)}, {sql_string(pattern)})"
+    values = c.value if c.op in ("in", "not_in") else [c.value]
+    if not values:
+        return "FALSE" if c.op == "in" else "TRUE"
     if locale is not None:
-        has = f"array_has({column}, {sql_string(locale + LOCALE_SEP + c.value)})"
+        pairs = ", ".join(_string(locale + LOCALE_SEP + v, dialect) for v in values)
+        has = f"array_has_any({column}, {dialect.list_of}({pairs}))"
     else:  # some locale's text is exactly the value: "\x1fvalue\x1e" in "\x1een\x1f...\x1e..."
-        needle = sql_string(LOCALE_SEP + c.value + PAIR_SEP)
-        has = f"strpos({_joined(column, leading=True, trailing=True)}, {needle}) > 0"
-    return has if c.op == "eq" else f"{column} IS NULL OR NOT ({has})"
+        joined = _joined(column, dialect, leading=True, trailing=True)
+        has = " OR ".join(
+            f"strpos({joined}, {_string(LOCALE_SEP + v + PAIR_SEP, dialect)}) > 0" for v in values
+        )
+    return has if c.op in ("eq", "in") else f"{column} IS NULL OR NOT ({has})"
 
 
-def _element(c: Condition, column: str) -> str:
+def _element(c: Condition, column: str, dialect: Dialect) -> str:
     if c.op in ("eq", "contains"):
-        return f"array_has({column}, {sql_literal(c.value, c.value_type)})"
-    items = ", ".join(sql_literal(v, c.value_type) for v in c.value)
+        return f"array_has({column}, {sql_literal(c.value, c.value_type, dialect)})"
+    items = ", ".join(sql_literal(v, c.value_type, dialect) for v in c.value)
     if c.op == "in":
-        return f"array_has_any({column}, make_array({items}))" if items else "FALSE"
-    return f"{column} IS NULL OR NOT array_has_any({column}, make_array({items}))" if items else "TRUE"
+        return f"array_has_any({column}, {dialect.list_of}({items}))" if items else "FALSE"
+    if not items:
+        return "TRUE"
+    return f"{column} IS NULL OR NOT array_has_any({column}, {dialect.list_of}({items}))"
 
 
 # --- parents ------------------------------------------------------------------------------------
 
 
-def parent_clauses(resources: Resources, resource: Resource, parents: Mapping[str, str]) -> list[str]:
+def parent_clauses(
+    resources: Resources, resource: Resource, parents: Mapping[str, str], dialect: Dialect = DATAFUSION
+) -> list[str]:
     """SQL conditions selecting the records under the given parents. A placeholder left without
     a value selects nothing: the records under every parent are searched (record keys are unique
     across parents, so get_record needs none either). A placeholder the id lacks is an error."""
@@ -437,5 +532,5 @@ def parent_clauses(resources: Resources, resource: Resource, parents: Mapping[st
             raise ToolError(f"parents.{placeholder}: the parent key is a string, not {_show(value)}")
         typed = parse_key(target, value, f"parents.{placeholder}") if target is not None else value
         vtype = "integer" if isinstance(typed, int) else "string"
-        clauses.append(f"{column_name(parent.field)} = {sql_literal(typed, vtype)}")
+        clauses.append(f"{column_name(parent.field)} = {sql_literal(typed, vtype, dialect)}")
     return clauses

@@ -1,9 +1,13 @@
 """query_records and get_record over one resource's table: filter, order, page, fetch.
 
-query_records reads only `_key` and the sort columns of the records the filters select (one
-Lance scan with the WHERE clause as pre-filter), lets DuckDB order that Arrow table and cut the
-page (ORDER BY the sort keys, then the record key, so the order is total and pages never
-overlap), then fetches the page's rows by key. Missing values sort last in either direction.
+query_records selects and orders in DuckDB over the serving process's frame of the table
+(frame.py: the filter and sort columns of one table version, held in memory), cuts the page
+(ORDER BY the sort keys, then the record key, so the order is total and pages never overlap),
+then fetches the page's rows by key from Lance. Missing values sort last in either direction.
+
+A sort on one locale of a localized field (`name.de`) orders by that locale's text under
+DuckDB's NOCASE.NOACCENT collation (case and accents ignored: "a" < "Á" < "b"), then by the
+exact text, so ties between spellings are ordered too; records without that locale come last.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from typing import Any
 
 from lynxc.runtime.errors import ToolError
 
+from .columns import LOCALE_SEPARATOR
 from .definitions import Resource, SortKey, column_name
-from .filters import is_sortable, resolve_path, sql_string, stored_paths
+from .filters import duck_string, is_sortable, resolve_path, sql_string, stored_paths
 
 ROW_COLUMNS = ["_key", "_revision", "_created_at", "_updated_at", "_data"]
 
@@ -31,17 +36,42 @@ class Order:
     @property
     def columns(self) -> tuple[str, ...]:
         """The columns the order reads (the key column included)."""
-        names = [column_name(k.field) for k in self.keys]
+        names = [_column_locale(k.field)[0] for k in self.keys]
         return tuple(dict.fromkeys([*names, self.key_column]))
 
     def sql(self) -> str:
-        terms = [f"{column_name(k.field)} {'DESC' if k.descending else 'ASC'} NULLS LAST" for k in self.keys]
-        if self.key_column not in [column_name(k.field) for k in self.keys]:
+        """The ORDER BY terms, in DuckDB's SQL."""
+        terms = []
+        for k in self.keys:
+            direction = f"{'DESC' if k.descending else 'ASC'} NULLS LAST"
+            column, locale = _column_locale(k.field)
+            if locale is None:
+                terms.append(f"{column} {direction}")
+                continue
+            text = locale_text(column, locale)
+            terms += [f"{text} COLLATE NOCASE.NOACCENT {direction}", f"{text} {direction}"]
+        if self.key_column not in [_column_locale(k.field)[0] for k in self.keys]:
             terms.append(f"{self.key_column} ASC")
         return ", ".join(terms)
 
     def describe(self) -> list[dict[str, str]]:
-        return [{"field": k.field, "order": "desc" if k.descending else "asc"} for k in self.keys]
+        return [
+            {"field": k.field.replace("@", "."), "order": "desc" if k.descending else "asc"}
+            for k in self.keys
+        ]
+
+
+def _column_locale(field: str) -> tuple[str, str | None]:
+    """A sort key's column, and its locale for one locale of a localized field (`name@de`)."""
+    path, at, locale = field.partition("@")
+    return column_name(path), (locale if at else None)
+
+
+def locale_text(column: str, locale: str) -> str:
+    """DuckDB: the `locale` text of a localized column ("de\x1fDeutschland" -> "Deutschland")."""
+    prefix = locale + LOCALE_SEPARATOR
+    pairs = f"list_filter({column}, pair -> starts_with(pair, {duck_string(prefix)}))"
+    return f"substr(list_extract({pairs}, 1), {len(prefix) + 1})"
 
 
 def default_order(resource: Resource) -> Order:
@@ -68,8 +98,10 @@ def parse_sort(resource: Resource, sort: Sequence[Any] | None) -> Order:
             )
         if direction not in ("asc", "desc"):
             raise ToolError(f"sort.{i}.order: {direction!r} is not asc or desc")
-        if all(k.field != path.path for k in keys):
-            keys.append(SortKey(path.path, direction == "desc"))
+        # A locale's key is spelled `name@de`: its column is `name`'s, read at one locale.
+        field = path.path if path.locale is None else f"{path.path.rsplit('.', 1)[0]}@{path.locale}"
+        if all(k.field != field for k in keys):
+            keys.append(SortKey(field, direction == "desc"))
     return Order(tuple(keys), column_name(resource.key))
 
 

@@ -231,6 +231,9 @@ def declaration_sha256(resource: Resource, resources: Resources) -> str:
         "parents": [asdict(p) for p in resource.parents],
         "reference_keys": {name: _key_type(resources, name) for name in references},
     }
+    elements = resource.element_paths()
+    if elements:  # columns of the fields of arrays' objects (added later: keeps older hashes)
+        document["element_paths"] = elements
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

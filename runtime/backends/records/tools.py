@@ -19,8 +19,12 @@ from lynxc.runtime.errors import ToolError
 
 from .binding import Visibility, visibility, visible_records
 from .cursors import Position, decode_cursor, encode_cursor, query_hash
-from .definitions import Resource, Resources, parse_resources
+from .definitions import Resource, Resources, column_name, parse_resources
+from .facets import facetable, parse_facets
 from .filters import (
+    DUCKDB,
+    condition_paths,
+    condition_sql,
     did_you_mean,
     is_sortable,
     kind,
@@ -33,11 +37,22 @@ from .filters import (
 from .shape import Shaped, Shaping, item, parse_data, populate, populate_paths, shape_data, truncation_block
 
 if TYPE_CHECKING:
+    from .frame import Selection
     from .search import Ranking
     from .store import RecordStore, ResourceState
 
 SETTINGS = {"data_dir", "embedder"}
-LIST_PARAMS = {"resource_id", "filters", "locales", "populate", "limit", "cursor", "parents"}
+LIST_PARAMS = {
+    "resource_id",
+    "filters",
+    "facets",
+    "facet_size",
+    "locales",
+    "populate",
+    "limit",
+    "cursor",
+    "parents",
+}
 DEFAULT_LIMIT = 5
 
 
@@ -249,6 +264,7 @@ def describe(
             "sortable": is_sortable(path),
             "ops": list(ops_for(path)),
             "locale_keyed": kind(path) == "localized",
+            "facetable": facetable(path),
         }
         if path.in_array:
             entry["items"] = path.field.type  # the element type the ops compare with
@@ -298,10 +314,13 @@ class _List:
         _require(self.resource, capability, tool)
         # Before anything is read: a caller who cannot be bound to the resource is refused here.
         self.visible = visibility(self.resource, ctx.caller)
-        conditions = parse_filters(self.resources, self.resource, params.filters)
+        self.conditions = parse_filters(self.resources, self.resource, params.filters)
         self.where = where_sql(
-            conditions,
+            self.conditions,
             [*self.visible.clauses, *parent_clauses(self.resources, self.resource, self.parents)],
+        )
+        self.facets, self.facet_size = parse_facets(
+            self.resource, _optional(params, "facets"), _optional(params, "facet_size")
         )
         self.populate = populate_paths(self.resource, _optional(params, "populate"))
         self.limit = _limit(params, ctx)
@@ -324,8 +343,37 @@ class _List:
         table = await _open(self.store, state.table, state.version, False)
         return table, Position(state.table, state.version, 0, state.embedder), state.embedder
 
+    async def selection(self, table: Any, position: Position, keys: Any = None) -> Selection:
+        """The records of the table's frame this request reads (frame.py): those its filters
+        select, in DuckDB; when a filter reads a column the frame lacks (long text), the keys
+        Lance selects. `keys` (an Arrow table of `_key`): only those, already filtered."""
+        from .frame import Selection, frame_of
+        from .query import selected
+
+        frame = await frame_of(
+            self.ctx, str(self.store.data_dir), table, position.table, position.version, self.resource
+        )
+        if keys is not None:
+            return Selection(frame, None, keys)
+        visible = [c.path.column for c in self.visible.conditions]
+        parents = [p.field for p in self.resource.parents if p.placeholder in self.parents]
+        columns = [*(p.column for p in condition_paths(self.conditions)), *visible]
+        if frame.holds(columns) and frame.holds([f"f_{name}" for name in parents]):
+            clauses = [
+                *(condition_sql(c, DUCKDB) for c in self.visible.conditions),
+                *parent_clauses(self.resources, self.resource, self.parents, DUCKDB),
+            ]
+            return Selection(frame, where_sql(self.conditions, clauses, DUCKDB))
+        return Selection(frame, None, await selected(table, self.where, []))
+
     async def answer(
-        self, position: Position, rows: list[dict[str, Any]], has_more: bool, relevance: Any
+        self,
+        position: Position,
+        rows: list[dict[str, Any]],
+        has_more: bool,
+        relevance: Any,
+        total: tuple[int, str],
+        facets: dict[str, Any] | None,
     ) -> dict[str, Any]:
         datas = [parse_data(row) for row in rows]
         shaped = [shape_data(self.resource.fields, data, self.shaping) for data in datas]
@@ -344,8 +392,12 @@ class _List:
                 "limit": self.limit,
                 "next_cursor": encode_cursor(following, self.hash) if has_more else None,
                 "previous_cursor": encode_cursor(previous, self.hash) if offset > 0 else None,
+                "total": total[0],
+                "total_relation": total[1],
             },
         }
+        if facets is not None:
+            result["facets"] = facets
         block = truncation_block(self.resource.max_text_chars, any(s.cuts for s in shaped))
         if block is not None:
             result["truncation"] = block
@@ -381,7 +433,7 @@ async def fetch_records(
 )
 async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     from .query import ROW_COLUMNS, rows_by_key
-    from .search import Searchable, rank, similarity
+    from .search import WINDOW, Searchable, rank, similarity
 
     listing = _List(params, ctx, "search_records", "search")
     query = params.query
@@ -396,7 +448,17 @@ async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
     columns = ROW_COLUMNS + (["_vector"] if vector is not None else [])
     found = await rows_by_key(table, keys, columns, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
-    result = await listing.answer(position, rows, has_more, lambda row: ranking.relevance(row["_key"]))
+    # The ranking holds every match when no window it was cut from came back full (WINDOW).
+    total = (len(ranking.keys), "gte" if len(ranking.keys) >= WINDOW else "eq")
+    facets = None
+    if listing.facets:
+        import pyarrow as pa
+
+        ranked = pa.table({"_key": pa.array(ranking.keys, pa.string())})
+        facets = await _facets(listing, await listing.selection(table, position, ranked))
+    result = await listing.answer(
+        position, rows, has_more, lambda row: ranking.relevance(row["_key"]), total, facets
+    )
     if vector is not None:  # the cosine beside the ranking's own score, as lynx-mcp reports it
         for entry, row in zip(result["items"], rows, strict=True):
             entry["_sys"]["similarity"] = similarity(row.get("_vector"), vector)
@@ -419,25 +481,52 @@ async def _embed(ctx: ToolContext, embedder: str | None, query: str) -> Any:
     params={"sort", *LIST_PARAMS}, required_params={"resource_id"}, caps={"max_limit"}, settings=SETTINGS
 )
 async def query_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
-    from .query import ROW_COLUMNS, order_keys, parse_sort, rows_by_key, selected
+    from .facets import facet_answer, facet_statements
+    from .frame import run
+    from .query import ROW_COLUMNS, parse_sort, rows_by_key
 
     listing = _List(params, ctx, "query_records", "query")
     order = parse_sort(listing.resource, params.sort)
     table, position, _ = await listing.open()
-    records = await selected(table, listing.where, order.columns)
-    keys = await ctx.run_sync(order_keys, records, order, position.offset, listing.limit + 1)
+    selection = await listing.selection(table, position)
+    page = (
+        f"SELECT _key FROM records ORDER BY {order.sql()} "
+        f"LIMIT {int(listing.limit) + 1} OFFSET {int(position.offset)}"
+    )
+    results = await ctx.run_sync(
+        run, selection, [page, *facet_statements(listing.facets, listing.facet_size)]
+    )
+    keys = [row[0] for row in results[0]]
     has_more = len(keys) > listing.limit
     keys = keys[: listing.limit]
+    if has_more or (not keys and position.offset):  # else the page shows how many there are
+        [[(total,)]] = await ctx.run_sync(run, selection, ["SELECT count(*) FROM records"])
+    else:
+        total = position.offset + len(keys)
     found = await rows_by_key(table, keys, ROW_COLUMNS, listing.visible.clauses)
     rows = [found[k] for k in keys if k in found]
-    return await listing.answer(position, rows, has_more, lambda row: None)
+    facets = facet_answer(listing.facets, results[1:]) if listing.facets else None
+    return await listing.answer(position, rows, has_more, lambda row: None, (total, "eq"), facets)
+
+
+async def _facets(listing: _List, selection: Selection) -> dict[str, Any]:
+    from .facets import facet_answer, facet_statements
+    from .frame import run
+
+    statements = facet_statements(listing.facets, listing.facet_size)
+    return facet_answer(listing.facets, await listing.ctx.run_sync(run, selection, statements))
 
 
 # --- get_record ---------------------------------------------------------------------------------
 
 
+MAX_INCLUDE = 4
+MAX_INCLUDE_LIMIT = 50
+DEFAULT_INCLUDE_LIMIT = 10
+
+
 @backend(
-    params={"resource_id", "record_id", "locales", "populate", "parents"},
+    params={"resource_id", "record_id", "locales", "populate", "parents", "include", "include_limit"},
     required_params={"resource_id", "record_id"},
     settings=SETTINGS,
 )
@@ -465,5 +554,94 @@ async def get_record(params: Any, ctx: ToolContext) -> dict[str, Any]:
     async def fetch(target: Resource, keys: list[str]) -> dict[str, Any]:
         return await fetch_records(store, target, keys, visibility(target, ctx.caller))
 
+    included = _included_resources(resources, resource, _optional(params, "include"))
+    include_limit = _include_limit(_optional(params, "include_limit"))
     await populate(resources, [data], [shaped.cuts], paths, shaping, fetch)
-    return item(row, shaped, None, listed=False)
+    out = item(row, shaped, None, listed=False)
+    if included:
+        out["included"] = {
+            child.name: await _children(ctx, store, resource, key, child, include_limit, _locales(params))
+            for child in included
+        }
+    return out
+
+
+def _included_resources(resources: Resources, resource: Resource, names: Any) -> list[Resource]:
+    """The nested resources `include` names, checked, without repeats."""
+    names = list(names or ())
+    nested = resources.nested_under(resource.name)
+    if len(names) > MAX_INCLUDE:
+        raise ToolError(f"include: at most {MAX_INCLUDE} resources, not {len(names)}")
+    chosen: list[Resource] = []
+    for i, name in enumerate(names):
+        child = next((r for r in nested if name in (r.name, r.id)), None)
+        if child is None:
+            known = [r.name for r in nested]
+            raise ToolError(
+                f"include.{i}: {name!r} is not a resource nested under {resource.id!r}"
+                f"{did_you_mean(name, known) if known else ''}; "
+                f"nested: {', '.join(known) or 'none'}"
+            )
+        _require(child, "query", "include")
+        if child not in chosen:
+            chosen.append(child)
+    return chosen
+
+
+def _include_limit(value: Any) -> int:
+    if value is None:
+        return DEFAULT_INCLUDE_LIMIT
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INCLUDE_LIMIT:
+        raise ToolError(f"include_limit: an integer from 1 to {MAX_INCLUDE_LIMIT}, not {value!r}")
+    return value
+
+
+async def _children(
+    ctx: ToolContext,
+    store: RecordStore,
+    parent: Resource,
+    key: str,
+    child: Resource,
+    limit: int,
+    locales: frozenset[str] | None,
+) -> dict[str, Any]:
+    """The first `limit` records of `child` under the record `key` of `parent`, in the child's
+    default order, with their total: selected in the child table's frame, read by key."""
+    from .filters import sql_literal
+    from .frame import Selection, frame_of, run
+    from .query import ROW_COLUMNS, default_order, rows_by_key, selected
+
+    state = _current(store).resources.get(child.name)
+    if state is None:
+        return {"items": [], "total": 0, "has_more": False}
+    visible = visibility(child, ctx.caller)
+    typed = parse_key(parent, key, "record_id")
+    vtype = "integer" if isinstance(typed, int) else "string"
+    clauses = [
+        f"{column_name(p.field)} = {sql_literal(typed, vtype, DUCKDB)}"
+        for p in child.parents
+        if p.resource == parent.name
+    ]
+    table = await _open(store, state.table, state.version, False)
+    frame = await frame_of(ctx, str(store.data_dir), table, state.table, state.version, child)
+    if frame.holds([c.path.column for c in visible.conditions]):
+        clauses += [condition_sql(c, DUCKDB) for c in visible.conditions]
+        selection = Selection(frame, " AND ".join(f"({c})" for c in clauses))
+    else:  # a bound field the frame lacks (long text): Lance selects the caller's records
+        selection = Selection(
+            frame,
+            " AND ".join(f"({c})" for c in clauses),
+            await selected(table, where_sql([], visible.clauses), []),
+        )
+    order = default_order(child)
+    page = f"SELECT _key FROM records ORDER BY {order.sql()} LIMIT {limit + 1}"
+    keys_rows, count = await ctx.run_sync(run, selection, [page, "SELECT count(*) FROM records"])
+    keys = [r[0] for r in keys_rows][:limit]
+    found = await rows_by_key(table, keys, ROW_COLUMNS, visible.clauses)
+    shaping = Shaping(child.max_text_chars, locales)
+    items = []
+    for k in keys:
+        if k in found:
+            shaped = shape_data(child.fields, parse_data(found[k]), shaping)
+            items.append(item(found[k], shaped, None))
+    return {"items": items, "total": count[0][0], "has_more": len(keys_rows) > limit}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from lynxc.runtime.backends.records.filters import (
+    DUCKDB,
     OPS,
     kind,
     parent_clauses,
@@ -211,12 +212,46 @@ CASES = [
     # empty lists
     (f("status", "in", []), set()),
     (f("status", "not_in", []), {"a", "b", "c", "d", "e"}),
+    # fields of an array's objects: some element has that value
+    (f("parts.x", value="p"), {"a"}),
+    (f("parts.x", "in", ["q", "p"]), {"a"}),
+    (f("parts.x", "exists", False), {"b", "c", "d", "e"}),
+    # one locale's text in a list; any locale's
+    (f("name.fr", "in", ["Pomme", "Banane"]), {"a", "b"}),
+    (f("name.fr", "not_in", ["Pomme"]), {"b", "c", "d", "e"}),
+    (f("name", "in", ["Pomme", "Nope"]), {"a", "d"}),
+    (f("name.en", "in", []), set()),
+    # any_of: at least one holds
+    ({"any_of": [f("status", value="It's"), f("count", "gt", 1)]}, {"b", "c", "d"}),
+    ({"any_of": [f("tags", value="red"), f("title", "exists", False)]}, {"a", "c"}),
+    ({"any_of": [f("title", "contains", "\x00")]}, {"b"}),
 ]
 
 
 @pytest.mark.parametrize(("condition", "expected"), CASES, ids=[repr(c[0]) for c in CASES])
 def test_filter_semantics(table: Any, condition: dict[str, Any], expected: set[str]) -> None:
     assert keys(table, condition) == expected
+
+
+@pytest.mark.parametrize(("condition", "expected"), CASES, ids=[repr(c[0]) for c in CASES])
+def test_filter_semantics_in_duckdb(table: Any, condition: dict[str, Any], expected: set[str]) -> None:
+    """The same filters rendered for DuckDB (the serving process's frames) select the same."""
+    assert duck_keys(table, condition) == expected
+
+
+def duck_keys(table: Any, *filters: dict[str, Any]) -> set[str]:
+    from lynxc.runtime.backends.records.frame import Selection, _create, run
+
+    frame = _create(table.to_arrow(), frozenset(table.schema.names))
+    where = where_sql(parse_filters(RESOURCES, ITEMS, list(filters)), dialect=DUCKDB)
+    [found] = run(Selection(frame, where), ["SELECT _key FROM records"])
+    return {row[0] for row in found}
+
+
+def test_any_of_with_other_filters(table: Any) -> None:
+    group = {"any_of": [f("status", value="Draft"), f("status", value="Final")]}
+    assert keys(table, group, f("count", "gt", 1)) == {"b"}
+    assert duck_keys(table, group, f("count", "gt", 1)) == {"b"}
 
 
 def test_filters_all_hold(table: Any) -> None:
@@ -356,6 +391,17 @@ ERRORS = [
         f("body", "lt", "a"),
         r"'lt' does not apply to 'body' \(a text field\); use one of eq, ne, contains, exists",
     ),
+    (
+        {"any_of": [f("count", value=1), f("cuont", value=1)]},
+        r"^filters\.0\.any_of\.1\.field: 'items' has no",
+    ),
+    ({"any_of": [f("count", value="x")]}, r"^filters\.0\.any_of\.0\.value: 'count' holds integers"),
+    ({"any_of": []}, r"^filters\.0\.any_of: a list of 1 to 8 filters"),
+    ({"any_of": [f("count", value=1)] * 9}, r"^filters\.0\.any_of: at most 8 filters, not 9"),
+    ({"any_of": [{"any_of": [f("count", value=1)]}]}, r"^filters\.0\.any_of\.0: an any_of group holds plain"),
+    ({"field": "count", "any_of": [f("count", value=1)]}, r"^filters\.0: give either field .* or any_of"),
+    ({"op": "eq"}, r"^filters\.0\.field: a field path is required \(or any_of"),
+    (f("parts.x", "gt", "a"), r"'gt' does not apply to 'parts\.x' \(an array of text\)"),
 ]
 
 
