@@ -12,7 +12,8 @@ Layout under the `data_dir` setting:
       {"format": 1,
        "resources": {NAME: {"table": "peps-1", "version": 7, "records": 736, "locales": [...],
                             "embedder": "minilm" | null, "dimension": 384 | null,
-                            "declaration_sha256": "...", "loaded_at": ISO8601}},
+                            "declaration_sha256": "...", "loaded_at": ISO8601,
+                            "embedded": 120 | null}},   # records with vectors (null: all)
        "retired": [{"resource": NAME, "table": "peps-1", "version": 5, "at": ISO8601}]}
 
   Readers only ever open a table at the version the pointer names, so a killed load leaves at
@@ -80,6 +81,17 @@ class ResourceState:
     dimension: int | None
     declaration_sha256: str
     loaded_at: str
+    # Records that have a vector: fewer than `records` after `lynxc load --embed later` until
+    # `lynxc embed` fills them. None: a pointer written before loads could defer embedding
+    # (every record has one), or a resource without meaning fields.
+    embedded: int | None = None
+
+    @property
+    def missing_vectors(self) -> int:
+        """Records without a vector yet (0 when every record has one or none can have one)."""
+        if self.embedder is None or self.embedded is None:
+            return 0
+        return max(0, self.records - self.embedded)
 
 
 @dataclass(frozen=True)
@@ -127,6 +139,7 @@ def parse_current(text: str, where: str = CURRENT_FILE) -> Current:
                 dimension=raw.get("dimension"),
                 declaration_sha256=raw["declaration_sha256"],
                 loaded_at=raw["loaded_at"],
+                embedded=None if raw.get("embedded") is None else int(raw["embedded"]),
             )
             for name, raw in document["resources"].items()
         }
