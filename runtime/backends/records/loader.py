@@ -769,7 +769,8 @@ class _Load:
             number = max(self.generations.values(), default=0) + 1
             name = table_name(self.resource.name, number)
             reader = pa.RecordBatchReader.from_batches(schema, self._batches(schema, statuses, "all"))
-            table = await self.db.create_table(name, data=reader, schema=schema)
+            # "null": a record loaded with --embed later has no vector yet (never a bad one).
+            table = await self.db.create_table(name, data=reader, schema=schema, on_bad_vectors="null")
             return table, True
         table = self.old_table
         deleting = self.delete_missing and report.deleted > 0
@@ -787,7 +788,10 @@ class _Load:
         )
         if deleting:
             merge = merge.when_not_matched_by_source_delete()
-        await merge.execute(pa.RecordBatchReader.from_batches(schema, self._batches(schema, statuses, which)))
+        await merge.execute(
+            pa.RecordBatchReader.from_batches(schema, self._batches(schema, statuses, which)),
+            on_bad_vectors="null",
+        )
         return table, True
 
     def _batches(self, schema: Any, statuses: Mapping[str, Any], which: str) -> Iterator[Any]:
