@@ -156,12 +156,18 @@ def current_json(current: Current) -> str:
     document = {
         "format": FORMAT,
         "resources": {
-            name: {**asdict(state), "locales": list(state.locales)}
-            for name, state in sorted(current.resources.items())
+            name: _state_json(state) for name, state in sorted(current.resources.items())
         },
         "retired": [asdict(r) for r in current.retired],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _state_json(state: ResourceState) -> dict[str, Any]:
+    document = {**asdict(state), "locales": list(state.locales)}
+    if state.embedded is None:  # every record has its vector: the pointer reads as before
+        del document["embedded"]
+    return document
 
 
 def read_current(data_dir: str | os.PathLike[str]) -> Current:
