@@ -613,13 +613,7 @@ def _load(args: argparse.Namespace) -> int:
         for problem in err.problems:
             print(f"lynxc load: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    for name in order:  # each commits as it ends: a refused child leaves its parents loaded
-        status = _run_load(
-            definition, argparse.Namespace(**{**vars(args), "resource": name, "files": plan[name]}), settings
-        )
-        if status != EXIT_OK:
-            return status
-    return EXIT_OK
+    return _run_load(definition, args, settings, [(name, [str(f) for f in plan[name]]) for name in order])
 
 
 def _known_resources(definition: Any, verb: str, asked: list[str]) -> list[str] | None:
@@ -706,41 +700,41 @@ def _load_settings(definition: Any, assignments: list[str]) -> dict[str, Any]:
     return values
 
 
-def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
-    from lynxc.runtime.backends.records.loader import LoadRejected, load
+def _run_load(
+    definition: Any, args: argparse.Namespace, settings: Mapping[str, Any], plan: list[tuple[str, list[str]]]
+) -> int:
+    """Load `plan` ([(resource, files)], parents first): one resource as before, several in one
+    commit (load_many)."""
+    from lynxc.runtime.backends.records.loader import LoadRejected, load, load_many
     from lynxc.runtime.backends.records.rows import FileError
     from lynxc.runtime.backends.records.store import LoadBusy, StoreError
     from lynxc.runtime.definition import DefinitionError
 
     shown = [False]
 
-    def bar(stage: str, done: int, total: int | None) -> None:
-        shown[0] = True
-        if stage == "index":
-            line = "updating the search indices"
-        elif total is None:
-            line = f"{done} rows validated"
-        else:
-            filled = int(30 * done / max(total, 1))
-            noun = "embedded" if stage == "embed" else "written"
-            line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} records {noun}"
-        print(f"\r{args.resource}: {line:<60}", end="", file=sys.stderr)
+    def progress_for(resource: str) -> Callable[[str, int, int | None], None]:
+        bar = _bar(resource)
+
+        def shown_bar(stage: str, done: int, total: int | None) -> None:
+            shown[0] = True
+            bar(stage, done, total)
+
+        return shown_bar
 
     def clear() -> None:
         if shown[0]:
-            print(f"\r{' ' * (len(args.resource) + 62)}\r", end="", file=sys.stderr)
+            width = max(len(name) for name, _ in plan) + 62
+            print(f"\r{' ' * width}\r", end="", file=sys.stderr)
 
+    options = {"delete_missing": args.delete_missing, "ignore_extra": args.ignore_extra, "embed": args.embed}
     try:
-        report = load(
-            definition,
-            args.resource,
-            [str(path) for path in args.files],
-            delete_missing=args.delete_missing,
-            ignore_extra=args.ignore_extra,
-            settings=settings,
-            progress=bar,
-            embed=args.embed,
-        )
+        if len(plan) == 1:
+            name, files = plan[0]
+            reports = [
+                load(definition, name, files, settings=settings, progress=progress_for(name), **options)
+            ]
+        else:
+            reports = load_many(definition, plan, settings=settings, progress_for=progress_for, **options)
     except LoadRejected as err:
         clear()
         for line in err.lines():
@@ -760,17 +754,18 @@ def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, 
         print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_FAILED
     clear()
-    generation = ", a new table generation" if report.new_generation else ""
-    print(
-        f"{report.resource}: {report.inserted} inserted, {report.updated} updated, {report.unchanged} "
-        f"unchanged, {report.deleted} deleted; {report.records} records in {report.table} "
-        f"(version {report.version}{generation}), {report.seconds:.1f} s"
-    )
-    if report.embedded is not None and report.embedded < report.records:
+    for report in reports:
+        generation = ", a new table generation" if report.new_generation else ""
         print(
-            f"{report.resource}: {report.embedded} of {report.records} records have vectors; searchable "
-            f"by text now, by meaning once `lynxc embed {definition.name} {report.resource}` has run"
+            f"{report.resource}: {report.inserted} inserted, {report.updated} updated, {report.unchanged} "
+            f"unchanged, {report.deleted} deleted; {report.records} records in {report.table} "
+            f"(version {report.version}{generation}), {report.seconds:.1f} s"
         )
+        if report.embedded is not None and report.embedded < report.records:
+            print(
+                f"{report.resource}: {report.embedded} of {report.records} records have vectors; searchable "
+                f"by text now, by meaning once `lynxc embed {definition.name} {report.resource}` has run"
+            )
     return EXIT_OK
 
 

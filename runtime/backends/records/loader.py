@@ -160,11 +160,10 @@ def load(
         raise KeyError(resource_name)
     for path in files:
         check_readable(path)
-    model = definition.load_record_model(resource)
     run = _Load(
         resources=resources,
         resource=resource,
-        model=model,
+        model=definition.load_record_model(resource),
         files=list(files),
         delete_missing=delete_missing,
         ignore_extra=ignore_extra,
@@ -180,6 +179,66 @@ def load(
         report = asyncio.run(run.run())
     report.seconds = time.monotonic() - started
     return report
+
+
+def load_many(
+    definition: Any,
+    plan: Sequence[tuple[str, Sequence[str]]],
+    *,
+    settings: Mapping[str, Any],
+    progress_for: Callable[[str], Progress] | None = None,
+    **options: Any,
+) -> list[LoadReport]:
+    """Several resources of one server in one commit: `plan` is [(resource, files)], parents
+    before their children (a child's rows are checked against its parent's records as this
+    command loads them). Each resource is loaded as `load` does (same `options`), but the pointer
+    moves once, after the last: readers see every resource's new version or none, and a refused
+    or killed child leaves its parents as they were too."""
+    resources = definition.records()
+    runs = []
+    for name, files in plan:
+        resource = resources.by_name(name)
+        if resource is None:
+            raise KeyError(name)
+        for path in files:
+            check_readable(path)
+        runs.append((resource, list(files)))
+    data_dir = Path(settings["data_dir"])
+    embedder = options.get("embedder")
+    pending: dict[str, ResourceState] = {}
+    reports: list[LoadReport] = []
+
+    async def run_all() -> None:
+        last = None
+        for resource, files in runs:
+            last = _Load(
+                resources=resources,
+                resource=resource,
+                model=definition.load_record_model(resource),
+                files=files,
+                delete_missing=options.get("delete_missing", False),
+                ignore_extra=options.get("ignore_extra", False),
+                data_dir=data_dir,
+                embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
+                embedder=embedder,
+                progress=progress_for(resource.name) if progress_for else (lambda stage, done, total: None),
+                ann_min_rows=options.get("ann_min_rows", ANN_MIN_ROWS),
+                embed_later=options.get("embed", EMBED_NOW) == EMBED_LATER,
+                vector_stage=options.get("vectors"),
+                pending=pending,
+            )
+            begun = time.monotonic()
+            reports.append(await last.run())
+            reports[-1].seconds = time.monotonic() - begun
+            assert last.new_state is not None
+            pending[resource.name] = last.new_state
+        if last is not None:
+            last.current = read_current(data_dir)  # as every load of the command found it
+            await last._point_and_drop(pending)
+
+    with load_lock(data_dir):
+        asyncio.run(run_all())
+    return reports
 
 
 def embed_missing(
@@ -308,6 +367,10 @@ class _Load:
     embed_later: bool = False
     vector_stage: VectorStage | None = None
     embedded_now: int = 0
+    # Loads of one command that point together (load_many): the states loaded so far, by
+    # resource; None: this load points on its own.
+    pending: dict[str, ResourceState] | None = None
+    new_state: ResourceState | None = None
     problems: _Problems = field(default_factory=_Problems)
 
     async def run(self) -> LoadReport:
@@ -360,10 +423,9 @@ class _Load:
                 loaded_at=self.now.isoformat().replace("+00:00", "Z"),
                 embedded=report.embedded,
             )
-            dropped = self._point(new_state)
-            checkpoint("pointed")
-            for name in dropped:  # generations retired over an hour ago: nobody reads them
-                await self.db.drop_table(name, ignore_missing=True)
+            self.new_state = new_state
+            if self.pending is None:
+                await self._point_and_drop({resource.name: new_state})
         finally:
             self.spill.remove()
         return report
@@ -445,7 +507,7 @@ class _Load:
             state, version=report.version, records=report.records, embedded=report.embedded
         )
         if new_state != state:
-            self._point(new_state)
+            self._point({self.resource.name: new_state})
             checkpoint("pointed")
         return report
 
@@ -524,7 +586,8 @@ class _Load:
     async def _parent_keys(self) -> dict[str, Any]:
         keys = {}
         for parent in self.resource.parents:
-            state = self.current.resources.get(parent.resource)
+            # A parent loaded by the same command: its version not yet pointed to.
+            state = (self.pending or {}).get(parent.resource) or self.current.resources.get(parent.resource)
             if state is None:
                 keys[parent.placeholder] = None
                 continue
@@ -928,13 +991,22 @@ class _Load:
 
     # 4. point ----------------------------------------------------------------------------
 
-    def _point(self, state: ResourceState) -> list[str]:
+    async def _point_and_drop(self, states: Mapping[str, ResourceState]) -> None:
+        """One pointer move to `states` (this load's, or every load of a command), then the
+        generations retired over an hour ago dropped: nobody reads them."""
+        dropped = self._point(states)
+        checkpoint("pointed")
+        for name in dropped:
+            await self.db.drop_table(name, ignore_missing=True)
+
+    def _point(self, states: Mapping[str, ResourceState]) -> list[str]:
         """Writes the new pointer; returns the tables no longer named by it (to drop)."""
         retired = self._retired_now()
-        old = self.state
-        if old is not None and (old.table, old.version) != (state.table, state.version):
-            retired.append(Retired(self.resource.name, old.table, old.version, state.loaded_at))
-        resources = {**self.current.resources, self.resource.name: state}
+        for name, state in states.items():
+            old = self.current.resources.get(name)
+            if old is not None and (old.table, old.version) != (state.table, state.version):
+                retired.append(Retired(name, old.table, old.version, state.loaded_at))
+        resources = {**self.current.resources, **states}
         write_current(self.data_dir, Current(resources, tuple(retired)))
         named = {s.table for s in resources.values()} | {r.table for r in retired}
         previous = {s.table for s in self.current.resources.values()} | {

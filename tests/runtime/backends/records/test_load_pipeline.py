@@ -201,6 +201,22 @@ def test_parents_and_children_load_in_one_command(server: ServerDefinition, tmp_
     lines = done.stdout.splitlines()
     assert lines[0].startswith("books: 5 inserted") and lines[1].startswith("chapters: 12 inserted")
     assert len(records(tmp_path / "data", "chapters")) == 12
+    current = read_current(tmp_path / "data")
+
+    # One commit for all: a refused child leaves its parent (loaded by the same command) as it was.
+    before = records(tmp_path / "data")
+    new_books = write_jsonl(tmp_path / "books2.jsonl", [book(i, title=f"v2 {i}") for i in range(8)])
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"cid": 99, "book": "b7"}, {"cid": 100, "book": "nope"}])
+    refused = lynxc(tmp_path, "load", str(server.folder), f"books={new_books}", f"chapters={bad}")
+    assert refused.returncode == 1
+    assert f"{bad}:2: book: 'nope' is not the key of a loaded books record" in refused.stderr
+    assert "b7" not in refused.stderr  # b7 is loaded by the same command: a valid parent
+    assert read_current(tmp_path / "data") == current
+    assert records(tmp_path / "data") == before
+    good = write_jsonl(tmp_path / "good.jsonl", [{"cid": 99, "book": "b7"}])
+    done = lynxc(tmp_path, "load", str(server.folder), f"chapters={good}", f"books={new_books}")
+    assert done.returncode == 0, done.stderr
+    assert len(records(tmp_path / "data")) == 8 and len(records(tmp_path / "data", "chapters")) == 13
 
 
 @pytest.mark.parametrize(
