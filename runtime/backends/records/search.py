@@ -221,8 +221,10 @@ async def _vector_boosted(
     boosted: list[str] = []
     if vector is not None and matches.num_rows:
         keys = matches.column("_key").to_pylist()
-        stored = np.asarray(matches.column("_vector").combine_chunks().flatten(), dtype=np.float32)
-        cosines = stored.reshape(len(keys), -1) @ np.asarray(vector, dtype=np.float32)
+        # .values keeps a null vector's slots (NaN; flatten() would drop them): never boosted.
+        stored = matches.column("_vector").combine_chunks().values.to_numpy(zero_copy_only=False)
+        cosines = stored.astype(np.float32).reshape(len(keys), -1) @ np.asarray(vector, dtype=np.float32)
+        cosines = np.nan_to_num(cosines, nan=-np.inf)
         best = sorted(range(len(keys)), key=lambda i: (-float(cosines[i]), keys[i]))[:BOOSTED]
         boosted = [keys[i] for i in best]
     lifted = set(boosted)

@@ -281,6 +281,7 @@ async def test_search_by_meaning_says_what_it_covers(
 
     async with stdio_client(str(server.folder), serve, project=tmp_path) as client:
         semantic, hybrid, text = await search("semantic"), await search("hybrid"), await search("text")
+        boosted = await search("vector_boosted")
     note = "meaning covers 30 of 40 records (the other 10 have no vectors yet"
     assert note in semantic["execution_info"]["search_mode"]
     assert note in hybrid["execution_info"]["search_mode"]
@@ -290,6 +291,8 @@ async def test_search_by_meaning_says_what_it_covers(
     assert {item["id"] for item in semantic["items"]} == {f"b{i}" for i in range(30)}
     assert len(text["items"]) == 40
     assert len(hybrid["items"]) == 40
+    assert len(boosted["items"]) == 40  # records without vectors are matched, never boosted
+    assert "meaning covers 30 of 40" in boosted["execution_info"]["search_mode"]
 
     await run_sync(lambda: embed_missing(server, "books", settings=settings))
     async with stdio_client(str(server.folder), serve, project=tmp_path) as client:
