@@ -12,10 +12,18 @@
    changed ones revision + 1 and a new `_updated_at`, unchanged ones are left untouched;
    `delete_missing` removes the keys in none of the files.
 3. write: one `merge_insert` commit (inserts, updates, deletions), embedding only the new and
-   changed records on the way (every record of a new table generation); then the FTS index on
+   changed records on the way (every record of a new table generation): the spill is read in
+   windows of EMBED_WINDOW rows, which the vector stage (vectors.py: token-budgeted jobs on two
+   threads) embeds while this thread reads on and LanceDB writes. Then the FTS index on
    `_text` and, from ann_min_rows records, the vector index; `optimize` folds new rows into the
    indices and removes versions nobody can read any more.
 4. point: CURRENT.json names the new version (store.py). Only now do readers see the load.
+
+With `embed=EMBED_LATER` the new and changed records are written with no vector (null): they
+are searchable by text at once, semantic search skips them, and CURRENT.json's `embedded`
+counts the records that have one. `embed_missing` (`lynxc embed`) is the later pass: it embeds
+the records without a vector and commits like a load (lock, one merge, one pointer move).
+`load_many` loads several resources, parents first, and moves the pointer once for all of them.
 
 A declaration change (store.declaration_sha256) or another embedder writes a new generation
 `<resource>-<n+1>` instead, carrying revisions and creation times over by key; records of the
