@@ -86,7 +86,7 @@ from .store import (
     table_name,
     write_current,
 )
-from .vectors import ParallelVectors, VectorStage, Window
+from .vectors import GIL_BOUND, PROCESS_MIN_TEXTS, ParallelVectors, VectorStage, Window
 
 BATCH_ROWS = 10_000
 EMBED_CHUNK = 512  # texts per embedder call of the serial stage (the loader before the pipeline)
@@ -457,10 +457,16 @@ class _Load:
             self.embedder = get_embedder(self.embedder_name, threads=1)
         return self.embedder
 
-    def _stage(self) -> VectorStage:
+    def _stage(self, texts: int) -> VectorStage:
+        """The vector stage for `texts` texts to embed: the one given, else threads, or worker
+        processes for a large load with an embedder that holds the GIL."""
         if self.vector_stage is None:
             embed = lambda texts: self._embedder().embed(texts)  # noqa: E731 (the model loads on use)
-            self.vector_stage = ParallelVectors(embed, self.dimension or 0)
+            in_processes = (
+                self.embedder is None and self.embedder_name in GIL_BOUND and texts >= PROCESS_MIN_TEXTS
+            )
+            processes = self.embedder_name if in_processes else None
+            self.vector_stage = ParallelVectors(embed, self.dimension or 0, processes=processes)
         return self.vector_stage
 
     async def _embedded(self, table: Any, records: int) -> int | None:
@@ -533,7 +539,7 @@ class _Load:
                     ]
                     yield Window(part, texts)
 
-        for window, vectors in self._stage()(windows()):
+        for window, vectors in self._stage(total)(windows()):
             part = window.payload
             columns = {name: part.column(name) for name in schema.names}
             columns[VECTOR] = _vector_array(vectors, self.dimension or 0)
@@ -883,7 +889,7 @@ class _Load:
         embedded = written = 0
         windows = self._windows(statuses, which)
         if self.resource.meaning and not self.embed_later:
-            pairs: Iterator[tuple[Window, Any]] = self._stage()(windows)
+            pairs: Iterator[tuple[Window, Any]] = self._stage(total_embed)(windows)
         else:
             pairs = ((window, None) for window in windows)
         for window, vectors in pairs:

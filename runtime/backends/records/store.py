@@ -155,9 +155,7 @@ def parse_current(text: str, where: str = CURRENT_FILE) -> Current:
 def current_json(current: Current) -> str:
     document = {
         "format": FORMAT,
-        "resources": {
-            name: _state_json(state) for name, state in sorted(current.resources.items())
-        },
+        "resources": {name: _state_json(state) for name, state in sorted(current.resources.items())},
         "retired": [asdict(r) for r in current.retired],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,7 +61,8 @@ def plan_jobs(texts: Sequence[str], budget: int = JOB_TOKENS, most: int = MOST_T
 
 
 class ParallelVectors:
-    """The local VectorStage: `embed(texts) -> array` run on `workers` threads."""
+    """The local VectorStage: `embed(texts) -> array` run on `workers` threads (or, with
+    `processes`, `workers` processes each running `embed_in_process(embedder, texts)`)."""
 
     def __init__(
         self,
@@ -71,19 +72,35 @@ class ParallelVectors:
         workers: int | None = None,
         ahead: int = 2,
         on_done: Callable[[int], None] | None = None,
+        processes: str | None = None,
     ):
         self.embed = embed
         self.dimension = dimension
         self.workers = workers or default_workers()
         self.ahead = max(1, ahead)
         self.on_done = on_done or (lambda count: None)
+        self.processes = processes  # an embedder's name: embed in worker processes
+
+    def _pool(self) -> Executor:
+        if self.processes is None:
+            return ThreadPoolExecutor(self.workers, thread_name_prefix="lynxc-embed")
+        import multiprocessing
+
+        # spawn, not fork: the loader's process runs LanceDB's threads, which a fork would copy
+        # mid-flight. A worker ends when this process does, killed or not (_start_worker).
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(self.processes, os.getpid()),
+        )
 
     def __call__(self, windows: Iterator[Window]) -> Iterator[tuple[Window, Any]]:
         import numpy as np
 
         pending: deque[_Pending] = deque()
-        warmed = False
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="lynxc-embed") as pool:
+        warmed = self.processes is not None  # each worker process loads its model at start
+        with self._pool() as pool:
             try:
                 for window in windows:
                     jobs: list[tuple[list[int], Future[Any]]] = []
@@ -94,6 +111,8 @@ class ParallelVectors:
                             done.set_result(self.embed(texts))
                             jobs.append((job, done))
                             warmed = True
+                        elif self.processes is not None:
+                            jobs.append((job, pool.submit(embed_in_process, self.processes, texts)))
                         else:
                             jobs.append((job, pool.submit(self.embed, texts)))
                     pending.append((window, jobs))
@@ -113,6 +132,38 @@ class ParallelVectors:
             vectors[job] = future.result()
         self.on_done(len(window.texts))
         return window, vectors
+
+
+# Embedders whose calls hold the GIL (static: its Rust encoder does; two threads ran no faster than
+# one, measured on 3,495 sections each): on threads they cannot use a second core, so a large load
+# embeds in processes. Below PROCESS_MIN_TEXTS texts starting the processes (a second or two)
+# costs more than it saves.
+GIL_BOUND = frozenset({"static"})
+PROCESS_MIN_TEXTS = 20_000
+
+
+def embed_in_process(embedder: str, texts: list[str]) -> Any:
+    """A worker process's job: `texts` embedded by the named embedder, one thread."""
+    from lynxc.runtime.backends.retrieval.embedders import get_embedder
+
+    return get_embedder(embedder, threads=1).embed(texts)
+
+
+def _start_worker(embedder: str, parent: int) -> None:
+    """A worker process's start: it dies with the loader (a worker of a `kill -9`ed loader would
+    otherwise wait on its queue forever, holding its model), then loads its model."""
+    import threading
+    import time
+
+    # Not prctl(PR_SET_PDEATHSIG): it fires when the *thread* that started the worker ends,
+    # and LanceDB may pull the loader's batches on a thread of its own.
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="lynxc-parent-watch").start()
+    embed_in_process(embedder, ["warm up"])
 
 
 def serial_vectors(embed: Callable[[list[str]], Any], dimension: int, chunk: int = 512) -> VectorStage:

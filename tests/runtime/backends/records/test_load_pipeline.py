@@ -11,6 +11,8 @@ import itertools
 import json
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,56 @@ def test_the_parallel_stage_keeps_windows_in_order() -> None:
     serial = [(w.payload, v) for w, v in serial_vectors(embed, 2)(iter(windows))]
     assert [p for p, _ in parallel] == list(range(12))
     assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(parallel, serial, strict=True))
+
+
+def test_worker_processes_embed_as_threads_do() -> None:
+    from lynxc.runtime.backends.retrieval.embedders import get_embedder
+
+    windows = [Window(i, section_texts(12)[i:]) for i in range(3)]
+    threads = list(ParallelVectors(get_embedder("static", threads=1).embed, 64, workers=2)(iter(windows)))
+    processes = list(ParallelVectors(lambda texts: None, 64, workers=2, processes="static")(iter(windows)))
+    assert [w.payload for w, _ in processes] == [0, 1, 2]
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(threads, processes, strict=True))
+
+
+KILLED_WITH_WORKERS = """
+import multiprocessing, os, sys
+from lynxc.runtime.backends.records.vectors import ParallelVectors, Window
+
+def windows():
+    for i in range(4):
+        yield Window(i, ["some text to embed"] * 200)
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+    os.kill(os.getpid(), 9)
+
+if __name__ == "__main__":
+    for _ in ParallelVectors(None, 64, workers=2, processes="static")(windows()):
+        pass
+"""
+
+
+def test_worker_processes_die_with_a_killed_loader(tmp_path: Path) -> None:
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_WITH_WORKERS)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == -9, done.stderr
+    workers = [int(pid) for pid in done.stdout.split()]
+    assert len(workers) == 2
+    for _ in range(600):  # a hang guard: each notices its parent is gone within a second
+        if not any(_alive(pid) for pid in workers):
+            break
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status  # a zombie has exited; only its exit status waits
 
 
 def test_jobs_hold_similar_lengths_within_the_token_budget() -> None:
