@@ -18,8 +18,7 @@ against 24 s of CPU for the same wall time), so against the commit before this w
 ratio is larger than the one printed here.
 
 Then, with `--scale N` (default 30,000), N sections (copies under new keys) with the static
-embedder, old against new: from PROCESS_MIN_TEXTS texts a load with an embedder that holds the
-GIL embeds in two worker processes (their CPU time counts: getrusage's RUSAGE_CHILDREN).
+embedder, old against new (static holds the GIL: its gain is the overlap with LanceDB's writing).
 
 CPU time is the process's (every thread's, and its finished children's) user + system time; models are loaded
 before any timing. Run: `python bench/records_load.py [--embedders minilm,static] [--peps N]`.
@@ -117,7 +116,7 @@ def main() -> None:
         type=int,
         default=30_000,
         help="then load this many sections (copies under new keys) with the static embedder, old "
-        "against new: from PROCESS_MIN_TEXTS texts it embeds in worker processes (0: skip)",
+        "against new (0: skip)",
     )
     args = parse_args_with_smoke(parser, peps=8, scale=0)
     from lynxc.runtime.backends.retrieval.embedders import get_embedder

@@ -135,10 +135,12 @@ class ParallelVectors:
 
 
 # Embedders whose calls hold the GIL (static: its Rust encoder does; two threads ran no faster than
-# one, measured on 3,495 sections each): on threads they cannot use a second core, so a large load
-# embeds in processes. Below PROCESS_MIN_TEXTS texts starting the processes (a second or two)
-# costs more than it saves.
-GIL_BOUND = frozenset({"static"})
+# one, measured on 3,495 sections each) cannot use a second core on threads. Worker processes
+# (`processes=`) were measured too and lost: 6,990 sections took 8.8 CPU-s and 10.3 s in two
+# spawned workers against 5.1 CPU-s and 6.6 s on threads (30,000: 40 against 26 CPU-s), so the
+# loader never picks them on its own (GIL_BOUND is empty); the option stays for an embedder whose
+# processes pay off, and for an engine that wants them.
+GIL_BOUND: frozenset[str] = frozenset()
 PROCESS_MIN_TEXTS = 20_000
 
 
