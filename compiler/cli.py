@@ -185,8 +185,19 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     load.add_argument("server", help="server name (generated/<server>/) or a generated folder")
-    load.add_argument("resource", help="the resource to load (its name in the spec)")
-    load.add_argument("files", nargs="+", metavar="FILE", help="files of records")
+    load.add_argument(
+        "resource",
+        help="the resource to load (its name in the spec), or NAME=FILE to load several resources, "
+        "parents before children",
+    )
+    load.add_argument("files", nargs="*", metavar="FILE", help="files of records (or more NAME=FILE)")
+    load.add_argument(
+        "--embed",
+        choices=["now", "later"],
+        default="now",
+        help="later: write the records without vectors (searchable by text at once); "
+        "`lynxc embed` fills them",
+    )
     load.add_argument(
         "--delete-missing", action="store_true", help="remove the records whose key is in none of the files"
     )
@@ -197,6 +208,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     load.set_defaults(run=_load)
+
+    embed = verbs.add_parser(
+        "embed",
+        help="embed the records a `lynxc load --embed later` left without vectors (all or nothing)",
+        description=(
+            "Fill the vectors of the records of RESOURCEs (default: every resource with meaning fields) "
+            "that have none, with the embedder each was loaded with; commits like a load (one pointer "
+            "move, under the load lock). Exit codes as for load."
+        ),
+    )
+    embed.add_argument("server", help="server name (generated/<server>/) or a generated folder")
+    embed.add_argument("resources", nargs="*", metavar="RESOURCE", help="resources to embed (default: all)")
+    embed.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
+    embed.set_defaults(run=_embed)
 
     test = verbs.add_parser(
         "test",
@@ -565,20 +590,20 @@ def _load(args: argparse.Namespace) -> int:
     definition = _definition(args)
     if definition is None:
         return EXIT_USAGE
-    resources = definition.records()
-    names = [r.name for r in resources.items]
-    if not names:
-        print(f"lynxc load: {definition.name} declares no resources", file=sys.stderr)
-        return EXIT_USAGE
-    if resources.by_name(args.resource) is None:
-        from .suggest import did_you_mean
+    from .load_plan import PlanError, dependency_order, targets
 
-        hint = did_you_mean(args.resource, names)
-        print(
-            f"lynxc load: {definition.name} has no resource {args.resource!r}"
-            f" ({hint + ' ' if hint else ''}resources: {', '.join(sorted(names))})",
-            file=sys.stderr,
+    resources = definition.records()
+    try:
+        plan = dict(targets(args.resource, args.files))
+        order = _known_resources(definition, "load", list(plan))
+        if order is None:
+            return EXIT_USAGE
+        order = dependency_order(
+            [(name, plan[name]) for name in order],
+            {r.name: [p.resource for p in r.parents] for r in resources.items},
         )
+    except PlanError as err:
+        print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_USAGE
     for warning in unknown_environment(definition.settings_schema):
         print(f"lynxc load: warning: {warning}", file=sys.stderr)
@@ -588,7 +613,74 @@ def _load(args: argparse.Namespace) -> int:
         for problem in err.problems:
             print(f"lynxc load: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    return _run_load(definition, args, settings)
+    return _run_load(definition, args, settings, [(name, [str(f) for f in plan[name]]) for name in order])
+
+
+def _known_resources(definition: Any, verb: str, asked: list[str]) -> list[str] | None:
+    """`asked`, when the server declares each of them; else None, having said which it lacks."""
+    from .suggest import did_you_mean
+
+    names = [r.name for r in definition.records().items]
+    if not names:
+        print(f"lynxc {verb}: {definition.name} declares no resources", file=sys.stderr)
+        return None
+    for name in asked:
+        if name not in names:
+            hint = did_you_mean(name, names)
+            print(
+                f"lynxc {verb}: {definition.name} has no resource {name!r}"
+                f" ({hint + ' ' if hint else ''}resources: {', '.join(sorted(names))})",
+                file=sys.stderr,
+            )
+            return None
+    return asked
+
+
+def _embed(args: argparse.Namespace) -> int:
+    from lynxc.runtime.backends.records.loader import embed_missing
+    from lynxc.runtime.backends.records.store import LoadBusy, StoreError
+    from lynxc.runtime.settings import SettingsError
+
+    definition = _definition(args)
+    if definition is None:
+        return EXIT_USAGE
+    every = [r.name for r in definition.records().items if r.meaning]
+    names = _known_resources(definition, "embed", args.resources or every)
+    if names is None:
+        return EXIT_USAGE
+    try:
+        settings = _load_settings(definition, args.settings)
+    except SettingsError as err:
+        for problem in err.problems:
+            print(f"lynxc embed: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    for name in names:
+        try:
+            report = embed_missing(definition, name, settings=settings, progress=_bar(name))
+        except (LoadBusy, StoreError) as err:
+            print(f"\r{' ' * 80}\rlynxc embed: {err}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"\r{' ' * 80}\r", end="", file=sys.stderr)
+        print(
+            f"{name}: {report.embedded_now} embedded; {report.embedded} of {report.records} records have "
+            f"vectors in {report.table} (version {report.version}), {report.seconds:.1f} s"
+        )
+    return EXIT_OK
+
+
+def _bar(resource: str) -> Callable[[str, int, int | None], None]:
+    def bar(stage: str, done: int, total: int | None) -> None:
+        if stage == "index":
+            line = "updating the search indices"
+        elif total is None:
+            line = f"{done} rows validated"
+        else:
+            filled = int(30 * done / max(total, 1))
+            noun = "embedded" if stage == "embed" else "written"
+            line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} records {noun}"
+        print(f"\r{resource}: {line:<60}", end="", file=sys.stderr)
+
+    return bar
 
 
 def _load_settings(definition: Any, assignments: list[str]) -> dict[str, Any]:
@@ -608,40 +700,41 @@ def _load_settings(definition: Any, assignments: list[str]) -> dict[str, Any]:
     return values
 
 
-def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
-    from lynxc.runtime.backends.records.loader import LoadRejected, load
+def _run_load(
+    definition: Any, args: argparse.Namespace, settings: Mapping[str, Any], plan: list[tuple[str, list[str]]]
+) -> int:
+    """Load `plan` ([(resource, files)], parents first): one resource as before, several in one
+    commit (load_many)."""
+    from lynxc.runtime.backends.records.loader import LoadRejected, load, load_many
     from lynxc.runtime.backends.records.rows import FileError
     from lynxc.runtime.backends.records.store import LoadBusy, StoreError
     from lynxc.runtime.definition import DefinitionError
 
     shown = [False]
 
-    def bar(stage: str, done: int, total: int | None) -> None:
-        shown[0] = True
-        if stage == "index":
-            line = "updating the search indices"
-        elif total is None:
-            line = f"{done} rows validated"
-        else:
-            filled = int(30 * done / max(total, 1))
-            noun = "embedded" if stage == "embed" else "written"
-            line = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} records {noun}"
-        print(f"\r{args.resource}: {line:<60}", end="", file=sys.stderr)
+    def progress_for(resource: str) -> Callable[[str, int, int | None], None]:
+        bar = _bar(resource)
+
+        def shown_bar(stage: str, done: int, total: int | None) -> None:
+            shown[0] = True
+            bar(stage, done, total)
+
+        return shown_bar
 
     def clear() -> None:
         if shown[0]:
-            print(f"\r{' ' * (len(args.resource) + 62)}\r", end="", file=sys.stderr)
+            width = max(len(name) for name, _ in plan) + 62
+            print(f"\r{' ' * width}\r", end="", file=sys.stderr)
 
+    options = {"delete_missing": args.delete_missing, "ignore_extra": args.ignore_extra, "embed": args.embed}
     try:
-        report = load(
-            definition,
-            args.resource,
-            [str(path) for path in args.files],
-            delete_missing=args.delete_missing,
-            ignore_extra=args.ignore_extra,
-            settings=settings,
-            progress=bar,
-        )
+        if len(plan) == 1:
+            name, files = plan[0]
+            reports = [
+                load(definition, name, files, settings=settings, progress=progress_for(name), **options)
+            ]
+        else:
+            reports = load_many(definition, plan, settings=settings, progress_for=progress_for, **options)
     except LoadRejected as err:
         clear()
         for line in err.lines():
@@ -661,12 +754,18 @@ def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, 
         print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_FAILED
     clear()
-    generation = ", a new table generation" if report.new_generation else ""
-    print(
-        f"{report.resource}: {report.inserted} inserted, {report.updated} updated, {report.unchanged} "
-        f"unchanged, {report.deleted} deleted; {report.records} records in {report.table} "
-        f"(version {report.version}{generation}), {report.seconds:.1f} s"
-    )
+    for report in reports:
+        generation = ", a new table generation" if report.new_generation else ""
+        print(
+            f"{report.resource}: {report.inserted} inserted, {report.updated} updated, {report.unchanged} "
+            f"unchanged, {report.deleted} deleted; {report.records} records in {report.table} "
+            f"(version {report.version}{generation}), {report.seconds:.1f} s"
+        )
+        if report.embedded is not None and report.embedded < report.records:
+            print(
+                f"{report.resource}: {report.embedded} of {report.records} records have vectors; searchable "
+                f"by text now, by meaning once `lynxc embed {definition.name} {report.resource}` has run"
+            )
     return EXIT_OK
 
 

@@ -12,10 +12,18 @@
    changed ones revision + 1 and a new `_updated_at`, unchanged ones are left untouched;
    `delete_missing` removes the keys in none of the files.
 3. write: one `merge_insert` commit (inserts, updates, deletions), embedding only the new and
-   changed records on the way (every record of a new table generation); then the FTS index on
+   changed records on the way (every record of a new table generation): the spill is read in
+   windows of EMBED_WINDOW rows, which the vector stage (vectors.py: token-budgeted jobs on two
+   threads) embeds while this thread reads on and LanceDB writes. Then the FTS index on
    `_text` and, from ann_min_rows records, the vector index; `optimize` folds new rows into the
    indices and removes versions nobody can read any more.
 4. point: CURRENT.json names the new version (store.py). Only now do readers see the load.
+
+With `embed=EMBED_LATER` the new and changed records are written with no vector (null): they
+are searchable by text at once, semantic search skips them, and CURRENT.json's `embedded`
+counts the records that have one. `embed_missing` (`lynxc embed`) is the later pass: it embeds
+the records without a vector and commits like a load (lock, one merge, one pointer move).
+`load_many` loads several resources, parents first, and moves the pointer once for all of them.
 
 A declaration change (store.declaration_sha256) or another embedder writes a new generation
 `<resource>-<n+1>` instead, carrying revisions and creation times over by key; records of the
@@ -57,6 +65,7 @@ from .columns import (
     UPDATED,
     VECTOR,
     SpillBuilder,
+    joined_text,
     key_types,
     table_schema,
 )
@@ -77,9 +86,13 @@ from .store import (
     table_name,
     write_current,
 )
+from .vectors import GIL_BOUND, PROCESS_MIN_TEXTS, ParallelVectors, VectorStage, Window
 
 BATCH_ROWS = 10_000
-EMBED_CHUNK = 512  # texts per embedder call: progress moves, memory stays small
+EMBED_CHUNK = 512  # texts per embedder call of the serial stage (the loader before the pipeline)
+# Rows per embedding window: texts are sorted by length within it, and progress moves per window.
+EMBED_WINDOW = 1024
+EMBED_NOW, EMBED_LATER = "now", "later"
 MAX_PROBLEMS = 100
 # From this many records a table gets an ANN index (HNSW over scalar-quantized vectors); below
 # it an exact scan is fast enough (lynx-mcp measured 150 ms at 56k 384-d rows, flat).
@@ -108,6 +121,8 @@ class LoadReport:
     version: int = 0
     new_generation: bool = False
     seconds: float = 0.0
+    embedded: int | None = None  # records with vectors after the load (None: no meaning fields)
+    embedded_now: int = 0  # texts this load (or embed pass) embedded
 
 
 class LoadRejected(Exception):
@@ -134,13 +149,18 @@ def load(
     progress: Progress | None = None,
     embedder: Any = None,
     ann_min_rows: int = ANN_MIN_ROWS,
+    embed: str = EMBED_NOW,
+    vectors: VectorStage | None = None,
 ) -> LoadReport:
     """Load `files` into resource `resource_name` of the server `definition` (a
     ServerDefinition). `ignore_extra` skips columns the resource does not declare instead of
     refusing them. `settings` are the server's (`data_dir`, `embedder`); `embedder`
-    overrides the one the settings name (tests count its calls). Raises LoadRejected (bad
-    rows), rows.FileError (an unreadable file), store.LoadBusy, store.StoreError, KeyError
-    (no such resource)."""
+    overrides the one the settings name (tests count its calls). `embed`: EMBED_NOW, or
+    EMBED_LATER (new and changed records are written without vectors, searchable by text at
+    once; `embed_missing` fills them). `vectors`: the embedding stage (vectors.VectorStage;
+    default a ParallelVectors over the embedder). Raises LoadRejected (bad rows),
+    rows.FileError (an unreadable file), store.LoadBusy, store.StoreError, KeyError (no such
+    resource)."""
     started = time.monotonic()
     resources = definition.records()
     resource = resources.by_name(resource_name)
@@ -148,11 +168,10 @@ def load(
         raise KeyError(resource_name)
     for path in files:
         check_readable(path)
-    model = definition.load_record_model(resource)
     run = _Load(
         resources=resources,
         resource=resource,
-        model=model,
+        model=definition.load_record_model(resource),
         files=list(files),
         delete_missing=delete_missing,
         ignore_extra=ignore_extra,
@@ -161,9 +180,121 @@ def load(
         embedder=embedder,
         progress=progress or (lambda stage, done, total: None),
         ann_min_rows=ann_min_rows,
+        embed_later=embed == EMBED_LATER,
+        vector_stage=vectors,
     )
     with load_lock(run.data_dir):
         report = asyncio.run(run.run())
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def load_many(
+    definition: Any,
+    plan: Sequence[tuple[str, Sequence[str]]],
+    *,
+    settings: Mapping[str, Any],
+    progress_for: Callable[[str], Progress] | None = None,
+    **options: Any,
+) -> list[LoadReport]:
+    """Several resources of one server in one commit: `plan` is [(resource, files)], parents
+    before their children (a child's rows are checked against its parent's records as this
+    command loads them). Each resource is loaded as `load` does (same `options`), but the pointer
+    moves once, after the last: readers see every resource's new version or none, and a refused
+    or killed child leaves its parents as they were too."""
+    resources = definition.records()
+    runs = []
+    for name, files in plan:
+        resource = resources.by_name(name)
+        if resource is None:
+            raise KeyError(name)
+        for path in files:
+            check_readable(path)
+        runs.append((resource, list(files)))
+    data_dir = Path(settings["data_dir"])
+    embedder = options.get("embedder")
+    pending: dict[str, ResourceState] = {}
+    reports: list[LoadReport] = []
+
+    async def run_all() -> None:
+        last = None
+        for resource, files in runs:
+            last = _Load(
+                resources=resources,
+                resource=resource,
+                model=definition.load_record_model(resource),
+                files=files,
+                delete_missing=options.get("delete_missing", False),
+                ignore_extra=options.get("ignore_extra", False),
+                data_dir=data_dir,
+                embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
+                embedder=embedder,
+                progress=progress_for(resource.name) if progress_for else (lambda stage, done, total: None),
+                ann_min_rows=options.get("ann_min_rows", ANN_MIN_ROWS),
+                embed_later=options.get("embed", EMBED_NOW) == EMBED_LATER,
+                vector_stage=options.get("vectors"),
+                pending=pending,
+            )
+            begun = time.monotonic()
+            reports.append(await last.run())
+            reports[-1].seconds = time.monotonic() - begun
+            assert last.new_state is not None
+            pending[resource.name] = last.new_state
+        if last is not None:
+            last.current = read_current(data_dir)  # as every load of the command found it
+            await last._point_and_drop(pending)
+
+    with load_lock(data_dir):
+        asyncio.run(run_all())
+    return reports
+
+
+def embed_missing(
+    definition: Any,
+    resource_name: str,
+    *,
+    settings: Mapping[str, Any],
+    progress: Progress | None = None,
+    embedder: Any = None,
+    ann_min_rows: int = ANN_MIN_ROWS,
+    vectors: VectorStage | None = None,
+) -> LoadReport:
+    """The pass after `load(..., embed=EMBED_LATER)`: embeds the records of `resource_name`
+    that have no vector yet, with the embedder the resource was loaded with, and commits like a
+    load: under the load lock, one Lance commit, then one pointer move (a kill at any point
+    leaves the previous version). Raises store.StoreError (not loaded yet, no meaning fields),
+    store.LoadBusy, KeyError (no such resource)."""
+    started = time.monotonic()
+    resources = definition.records()
+    resource = resources.by_name(resource_name)
+    if resource is None:
+        raise KeyError(resource_name)
+    data_dir = Path(settings["data_dir"])
+    with load_lock(data_dir):
+        state = read_current(data_dir).resources.get(resource.name)
+        if state is None:
+            raise StoreError(f"{resource.name} is not loaded yet: run `lynxc load` first")
+        if not resource.meaning or state.embedder is None:
+            raise StoreError(f"{resource.name} declares no meaning fields: it has no vectors to fill")
+        if embedder is not None and embedder.name != state.embedder:
+            raise StoreError(
+                f"{resource.name} was loaded with embedder {state.embedder!r}, not {embedder.name!r}"
+            )
+        run = _Load(
+            resources=resources,
+            resource=resource,
+            model=None,
+            files=[],
+            delete_missing=False,
+            ignore_extra=False,
+            data_dir=data_dir,
+            embedder_name=state.embedder,
+            embedder=embedder,
+            progress=progress or (lambda stage, done, total: None),
+            ann_min_rows=ann_min_rows,
+            vector_stage=vectors,
+        )
+        report = asyncio.run(run.fill())
     report.seconds = time.monotonic() - started
     return report
 
@@ -241,6 +372,13 @@ class _Load:
     embedder: Any
     progress: Progress
     ann_min_rows: int
+    embed_later: bool = False
+    vector_stage: VectorStage | None = None
+    embedded_now: int = 0
+    # Loads of one command that point together (load_many): the states loaded so far, by
+    # resource; None: this load points on its own.
+    pending: dict[str, ResourceState] | None = None
+    new_state: ResourceState | None = None
     problems: _Problems = field(default_factory=_Problems)
 
     async def run(self) -> LoadReport:
@@ -271,12 +409,14 @@ class _Load:
             checkpoint("validated")
             statuses = await self._compare(report)
             table, written = await self._write(statuses, report)
+            report.embedded_now = self.embedded_now
             checkpoint("written")
             await self._index(table, written)
             checkpoint("indexed")
             report.table = table.name
             report.version = await table.version()
             report.records = await table.count_rows()
+            report.embedded = await self._embedded(table, report.records)
             locales = builder.locales
             if state is not None and not self.new_generation and not self.delete_missing:
                 locales |= set(state.locales)
@@ -289,11 +429,11 @@ class _Load:
                 dimension=self.dimension,
                 declaration_sha256=self.declaration,
                 loaded_at=self.now.isoformat().replace("+00:00", "Z"),
+                embedded=report.embedded,
             )
-            dropped = self._point(new_state)
-            checkpoint("pointed")
-            for name in dropped:  # generations retired over an hour ago: nobody reads them
-                await self.db.drop_table(name, ignore_missing=True)
+            self.new_state = new_state
+            if self.pending is None:
+                await self._point_and_drop({resource.name: new_state})
         finally:
             self.spill.remove()
         return report
@@ -313,8 +453,100 @@ class _Load:
         if self.embedder is None:
             from lynxc.runtime.backends.retrieval.embedders import get_embedder
 
-            self.embedder = get_embedder(self.embedder_name)
+            # One onnxruntime thread per call: the stage runs a call per core at once.
+            self.embedder = get_embedder(self.embedder_name, threads=1)
         return self.embedder
+
+    def _stage(self, texts: int) -> VectorStage:
+        """The vector stage for `texts` texts to embed: the one given, else threads, or worker
+        processes for a large load with an embedder that holds the GIL."""
+        if self.vector_stage is None:
+            embed = lambda texts: self._embedder().embed(texts)  # noqa: E731 (the model loads on use)
+            in_processes = (
+                self.embedder is None and self.embedder_name in GIL_BOUND and texts >= PROCESS_MIN_TEXTS
+            )
+            processes = self.embedder_name if in_processes else None
+            self.vector_stage = ParallelVectors(embed, self.dimension or 0, processes=processes)
+        return self.vector_stage
+
+    async def _embedded(self, table: Any, records: int) -> int | None:
+        """Records of `table` with a vector: counted only when some may lack one."""
+        if not self.resource.meaning:
+            return None
+        state = self.state
+        complete_before = self.new_generation or state is None or state.missing_vectors == 0
+        if not self.embed_later and complete_before:
+            return records
+        return await table.count_rows(f"{VECTOR} IS NOT NULL")
+
+    # the embed pass (embed_missing) ----------------------------------------------------------
+
+    async def fill(self) -> LoadReport:
+        """Vectors for the pointed version's records that have none; see `embed_missing`."""
+        import dataclasses
+
+        import lancedb
+        import pyarrow as pa
+
+        self.types = key_types(self.resources)
+        self.now = datetime.now(UTC)
+        self.current = read_current(self.data_dir)
+        state = self.state = self.current.resources[self.resource.name]
+        self.db = await lancedb.connect_async(str(self.data_dir / LANCE_DIR))
+        await self._drop_leftovers()
+        self.dimension = state.dimension
+        self.new_generation = False
+        table = self.old_table = await self._old_table()
+        report = LoadReport(self.resource.name, table=state.table, version=state.version)
+        missing = await table.count_rows(f"{VECTOR} IS NULL")
+        if missing:
+            schema = await table.schema()
+            self.spill = _Spill(self.data_dir / TMP_DIR, schema)
+            try:
+                stream = await table.query().where(f"{VECTOR} IS NULL").to_batches()
+                async for batch in stream:
+                    self.spill.write(batch.select(schema.names).cast(schema))
+                checkpoint("validated")
+                reader = pa.RecordBatchReader.from_batches(schema, self._filled(schema, missing, report))
+                await table.merge_insert(KEY).when_matched_update_all().execute(reader)
+                checkpoint("written")
+                await self._index(table, True)
+                checkpoint("indexed")
+            finally:
+                self.spill.remove()
+        report.version = await table.version()
+        report.records = await table.count_rows()
+        report.embedded = await table.count_rows(f"{VECTOR} IS NOT NULL")
+        new_state = dataclasses.replace(
+            state, version=report.version, records=report.records, embedded=report.embedded
+        )
+        if new_state != state:
+            self._point({self.resource.name: new_state})
+            checkpoint("pointed")
+        return report
+
+    def _filled(self, schema: Any, total: int, report: LoadReport) -> Iterator[Any]:
+        """The spilled rows (the table's columns, no vector) with their vectors."""
+        import pyarrow as pa
+
+        def windows() -> Iterator[Window]:
+            for batch in self.spill.batches():
+                for start in range(0, batch.num_rows, EMBED_WINDOW):
+                    part = batch.slice(start, EMBED_WINDOW)
+                    texts = [
+                        joined_text(self.resource, self.resource.meaning, json.loads(text))
+                        for text in part.column(DATA).to_pylist()
+                    ]
+                    yield Window(part, texts)
+
+        for window, vectors in self._stage(total)(windows()):
+            part = window.payload
+            columns = {name: part.column(name) for name in schema.names}
+            columns[VECTOR] = _vector_array(vectors, self.dimension or 0)
+            yield pa.RecordBatch.from_arrays([columns[name] for name in schema.names], schema=schema)
+            report.embedded_now += part.num_rows
+            self.progress("embed", report.embedded_now, total)
+            checkpoint("writing")
 
     async def _tables(self) -> list[str]:
         names: list[str] = []
@@ -368,7 +600,8 @@ class _Load:
     async def _parent_keys(self) -> dict[str, Any]:
         keys = {}
         for parent in self.resource.parents:
-            state = self.current.resources.get(parent.resource)
+            # A parent loaded by the same command: its version not yet pointed to.
+            state = (self.pending or {}).get(parent.resource) or self.current.resources.get(parent.resource)
             if state is None:
                 keys[parent.placeholder] = None
                 continue
@@ -613,7 +846,8 @@ class _Load:
             number = max(self.generations.values(), default=0) + 1
             name = table_name(self.resource.name, number)
             reader = pa.RecordBatchReader.from_batches(schema, self._batches(schema, statuses, "all"))
-            table = await self.db.create_table(name, data=reader, schema=schema)
+            # "null": a record loaded with --embed later has no vector yet (never a bad one).
+            table = await self.db.create_table(name, data=reader, schema=schema, on_bad_vectors="null")
             return table, True
         table = self.old_table
         deleting = self.delete_missing and report.deleted > 0
@@ -631,26 +865,62 @@ class _Load:
         )
         if deleting:
             merge = merge.when_not_matched_by_source_delete()
-        await merge.execute(pa.RecordBatchReader.from_batches(schema, self._batches(schema, statuses, which)))
+        await merge.execute(
+            pa.RecordBatchReader.from_batches(schema, self._batches(schema, statuses, which)),
+            on_bad_vectors="null",
+        )
         return table, True
 
     def _batches(self, schema: Any, statuses: Mapping[str, Any], which: str) -> Iterator[Any]:
         """The rows to hand LanceDB, with revision, times and vectors. `which`: "all" rows, or
         the "changed" ones (new or changed). Only new and changed rows are embedded (all rows of
-        a new generation); the unchanged rows a deleting merge needs carry zero vectors, which
-        its `where` never writes."""
+        a new generation), by the vector stage while this generator reads on and LanceDB
+        writes; with embed_later they get no vector (null). The unchanged rows a deleting merge
+        needs carry zero vectors, which its `where` never writes."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        total_embed = (
+            self.spill.rows
+            if self.new_generation
+            else int(pc.sum(pc.less(statuses["status"], STATUS_UNCHANGED)).as_py() or 0)
+        )
+        total_rows = self.spill.rows if which == "all" else total_embed
+        embedded = written = 0
+        windows = self._windows(statuses, which)
+        if self.resource.meaning and not self.embed_later:
+            pairs: Iterator[tuple[Window, Any]] = self._stage(total_embed)(windows)
+        else:
+            pairs = ((window, None) for window in windows)
+        for window, vectors in pairs:
+            columns, todo = window.payload
+            rows = len(columns[KEY])
+            if self.resource.meaning:
+                vector_type = schema.field(VECTOR).type
+                if vectors is None:  # embed later: searchable by text now, vectors by `lynxc embed`
+                    columns[VECTOR] = pa.nulls(rows, vector_type)
+                else:
+                    import numpy as np
+
+                    full = np.zeros((rows, self.dimension or 0), dtype=np.float32)
+                    full[todo] = vectors
+                    columns[VECTOR] = _vector_array(full, self.dimension or 0)
+                    embedded += len(todo)
+                    self.progress("embed", embedded, total_embed)
+            yield pa.RecordBatch.from_arrays([columns[name] for name in schema.names], schema=schema)
+            written += rows
+            self.progress("write", written, total_rows)
+            checkpoint("writing")
+        self.embedded_now = embedded
+
+    def _windows(self, statuses: Mapping[str, Any], which: str) -> Iterator[Window]:
+        """The spill's rows to write in windows of EMBED_WINDOW: payload (columns, indices of the
+        rows to embed), and those rows' meaning texts."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        embed_all = self.new_generation
-        total_embed = (
-            self.spill.rows
-            if embed_all
-            else int(pc.sum(pc.less(statuses["status"], STATUS_UNCHANGED)).as_py() or 0)
-        )
-        total_rows = self.spill.rows if which == "all" else total_embed
-        embedded = written = offset = 0
+        offset = 0
         for batch in self.spill.batches():
             size = batch.num_rows
             status = statuses["status"].slice(offset, size)
@@ -661,30 +931,26 @@ class _Load:
                 batch = batch.filter(keep)
                 status = status.filter(keep)
                 extra = {name: array.filter(keep) for name, array in extra.items()}
-            if batch.num_rows == 0:
-                continue
-            columns = {name: batch.column(name) for name in batch.schema.names}
-            columns.update(extra)
-            if self.resource.meaning:
-                texts = columns.pop(MEANING)
-                vectors = np.zeros((batch.num_rows, self.dimension or 0), dtype=np.float32)
-                todo = (
-                    np.arange(batch.num_rows)
-                    if embed_all
-                    else np.flatnonzero(pc.less(status, STATUS_UNCHANGED).to_numpy(zero_copy_only=False))
-                )
-                for start in range(0, len(todo), EMBED_CHUNK):
-                    part = todo[start : start + EMBED_CHUNK]
-                    vectors[part] = self._embedder().embed(texts.take(pa.array(part)).to_pylist())
-                    embedded += len(part)
-                    self.progress("embed", embedded, total_embed)
-                columns[VECTOR] = pa.FixedSizeListArray.from_arrays(
-                    pa.array(vectors.reshape(-1), pa.float32()), self.dimension
-                )
-            yield pa.RecordBatch.from_arrays([columns[name] for name in schema.names], schema=schema)
-            written += batch.num_rows
-            self.progress("write", written, total_rows)
-            checkpoint("writing")
+            for start in range(0, batch.num_rows, EMBED_WINDOW):
+                part = batch.slice(start, EMBED_WINDOW)
+                columns = {name: part.column(name) for name in part.schema.names}
+                columns.update({name: array.slice(start, EMBED_WINDOW) for name, array in extra.items()})
+                texts: list[str] = []
+                todo = np.zeros(0, dtype=np.int64)
+                if self.resource.meaning:
+                    meaning = columns.pop(MEANING)
+                    if not self.embed_later:
+                        todo = (
+                            np.arange(part.num_rows)
+                            if self.new_generation
+                            else np.flatnonzero(
+                                pc.less(status.slice(start, EMBED_WINDOW), STATUS_UNCHANGED).to_numpy(
+                                    zero_copy_only=False
+                                )
+                            )
+                        )
+                        texts = meaning.take(pa.array(todo)).to_pylist()
+                yield Window((columns, todo), texts)
 
     # 3b. indices and old versions ------------------------------------------------------------
 
@@ -698,7 +964,12 @@ class _Load:
         if self.resource.keyword and TEXT not in indexed:
             await table.create_index(TEXT, config=fts_index())
         rows = await table.count_rows()
-        if self.resource.meaning and VECTOR not in indexed and rows >= self.ann_min_rows:
+        if (
+            self.resource.meaning
+            and VECTOR not in indexed
+            and rows >= self.ann_min_rows
+            and not await table.count_rows(f"{VECTOR} IS NULL")  # embed later: built once filled
+        ):
             # One HNSW graph per IVF partition of about ANN_PARTITION_ROWS vectors: on 200,000
             # 64-d vectors one graph took 83 s to build, eight 42 s (graphs build in parallel);
             # queries probe up to 20 partitions by default, so recall holds up to ~1M records.
@@ -736,19 +1007,34 @@ class _Load:
 
     # 4. point ----------------------------------------------------------------------------
 
-    def _point(self, state: ResourceState) -> list[str]:
+    async def _point_and_drop(self, states: Mapping[str, ResourceState]) -> None:
+        """One pointer move to `states` (this load's, or every load of a command), then the
+        generations retired over an hour ago dropped: nobody reads them."""
+        dropped = self._point(states)
+        checkpoint("pointed")
+        for name in dropped:
+            await self.db.drop_table(name, ignore_missing=True)
+
+    def _point(self, states: Mapping[str, ResourceState]) -> list[str]:
         """Writes the new pointer; returns the tables no longer named by it (to drop)."""
         retired = self._retired_now()
-        old = self.state
-        if old is not None and (old.table, old.version) != (state.table, state.version):
-            retired.append(Retired(self.resource.name, old.table, old.version, state.loaded_at))
-        resources = {**self.current.resources, self.resource.name: state}
+        for name, state in states.items():
+            old = self.current.resources.get(name)
+            if old is not None and (old.table, old.version) != (state.table, state.version):
+                retired.append(Retired(name, old.table, old.version, state.loaded_at))
+        resources = {**self.current.resources, **states}
         write_current(self.data_dir, Current(resources, tuple(retired)))
         named = {s.table for s in resources.values()} | {r.table for r in retired}
         previous = {s.table for s in self.current.resources.values()} | {
             r.table for r in self.current.retired
         }
         return sorted(previous - named)
+
+
+def _vector_array(vectors: Any, dimension: int) -> Any:
+    import pyarrow as pa
+
+    return pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dimension)
 
 
 def _flat(array: Any) -> Any:

@@ -236,8 +236,11 @@ async def _vector_boosted(
     table: Any, query: str, vector: Any, where: str | None, keyword: str, meaning: str
 ) -> Ranking:
     rows = await _text_matches(table, query, where, ["_key", "_score", "_vector"])
-    by_meaning = sorted(rows, key=lambda row: (-similarity(row["_vector"], vector), row["_key"]))
-    lifted = {row["_key"]: 0.5 + similarity(row["_vector"], vector) / 2 for row in by_meaning[:BOOSTED]}
+    # A record without a vector yet (loaded with --embed later) is matched, never lifted.
+    cosines = {row["_key"]: similarity(row["_vector"], vector) for row in rows}
+    embedded = [row["_key"] for row in rows if cosines[row["_key"]] is not None]
+    by_meaning = sorted(embedded, key=lambda key: (-cosines[key], key))
+    lifted = {key: 0.5 + cosines[key] / 2 for key in by_meaning[:BOOSTED]}
     scores = dict(lifted)
     for row in rows:  # text's order
         if row["_key"] not in lifted:

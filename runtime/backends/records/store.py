@@ -12,7 +12,8 @@ Layout under the `data_dir` setting:
       {"format": 1,
        "resources": {NAME: {"table": "peps-1", "version": 7, "records": 736, "locales": [...],
                             "embedder": "minilm" | null, "dimension": 384 | null,
-                            "declaration_sha256": "...", "loaded_at": ISO8601}},
+                            "declaration_sha256": "...", "loaded_at": ISO8601,
+                            "embedded": 120 | null}},   # records with vectors (null: all)
        "retired": [{"resource": NAME, "table": "peps-1", "version": 5, "at": ISO8601}]}
 
   Readers only ever open a table at the version the pointer names, so a killed load leaves at
@@ -81,6 +82,17 @@ class ResourceState:
     dimension: int | None
     declaration_sha256: str
     loaded_at: str
+    # Records that have a vector: fewer than `records` after `lynxc load --embed later` until
+    # `lynxc embed` fills them. None: a pointer written before loads could defer embedding
+    # (every record has one), or a resource without meaning fields.
+    embedded: int | None = None
+
+    @property
+    def missing_vectors(self) -> int:
+        """Records without a vector yet (0 when every record has one or none can have one)."""
+        if self.embedder is None or self.embedded is None:
+            return 0
+        return max(0, self.records - self.embedded)
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,7 @@ def parse_current(text: str, where: str = CURRENT_FILE) -> Current:
                 dimension=raw.get("dimension"),
                 declaration_sha256=raw["declaration_sha256"],
                 loaded_at=raw["loaded_at"],
+                embedded=None if raw.get("embedded") is None else int(raw["embedded"]),
             )
             for name, raw in document["resources"].items()
         }
@@ -143,13 +156,17 @@ def parse_current(text: str, where: str = CURRENT_FILE) -> Current:
 def current_json(current: Current) -> str:
     document = {
         "format": FORMAT,
-        "resources": {
-            name: {**asdict(state), "locales": list(state.locales)}
-            for name, state in sorted(current.resources.items())
-        },
+        "resources": {name: _state_json(state) for name, state in sorted(current.resources.items())},
         "retired": [asdict(r) for r in current.retired],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _state_json(state: ResourceState) -> dict[str, Any]:
+    document = {**asdict(state), "locales": list(state.locales)}
+    if state.embedded is None:  # every record has its vector: the pointer reads as before
+        del document["embedded"]
+    return document
 
 
 def read_current(data_dir: str | os.PathLike[str]) -> Current:

@@ -463,7 +463,18 @@ async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
         for entry, row in zip(result["items"], rows, strict=True):
             entry["_sys"]["similarity"] = similarity(row.get("_vector"), vector)
     result["execution_info"] = {"search_mode": ranking.mode, "applied_search_type": ranking.applied}
+    note = _coverage(listing, position, ranking.applied)
+    if note:  # vectors still to fill after `lynxc load --embed later`
+        result["execution_info"]["search_mode"] += f"; {note}"
     return result
+
+
+def _coverage(listing: _List, position: Position, applied: str) -> str | None:
+    from .coverage import meaning_coverage
+
+    state = _current(listing.store).resources.get(listing.resource.name)
+    server = getattr(listing.ctx.server, "name", "<server>")
+    return meaning_coverage(state, listing.resource.name, position.table, position.version, applied, server)
 
 
 async def _embed(ctx: ToolContext, embedder: str | None, query: str) -> Any:
