@@ -14,9 +14,11 @@ from tests.conftest import stdio_client
 from tests.e2e.test_foxnose_knowledge import (
     DATA,
     SERVER,
+    call,
     load_args,
     load_in_one_process,
     read_jsonl,
+    refused,
     write_jsonl,
 )
 
@@ -50,18 +52,6 @@ def anyio_backend() -> str:
 async def client(settings: dict):
     async with stdio_client(SERVER, settings) as client:
         yield client
-
-
-async def call(client, tool: str, **arguments) -> dict:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
-
-
-async def refused(client, tool: str, **arguments) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, result.structured_content
-    return result.content[0].text
 
 
 def top(counter: Counter, size: int) -> list[dict]:
