@@ -195,6 +195,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip columns (top-level keys) the resource does not declare instead of refusing the rows",
     )
+    load.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: read, validate and embed the files on a Ray cluster's workers; the commit stays one",
+    )
+    load.add_argument(
+        "--address",
+        help="the Ray cluster to join (as `ray start` prints it; default: RAY_ADDRESS, else a local Ray)",
+    )
     load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     load.set_defaults(run=_load)
 
@@ -632,6 +642,19 @@ def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, 
         if shown[0]:
             print(f"\r{' ' * (len(args.resource) + 62)}\r", end="", file=sys.stderr)
 
+    if args.address and args.engine != "ray":
+        print("lynxc load: --address names a Ray cluster: use it with --engine ray", file=sys.stderr)
+        return EXIT_USAGE
+    failures: tuple[type[Exception], ...] = (LoadBusy, StoreError)
+    if args.engine == "ray":
+        from lynxc.runtime.backends.raycluster import RayUnavailable
+        from lynxc.runtime.backends.records.distributed import RayLoadFailed, load_with_ray
+
+        failures += (RayUnavailable, RayLoadFailed)
+
+        def load(*given: Any, **options: Any) -> Any:  # the Ray engine's
+            return load_with_ray(*given, address=args.address, **options)[0]
+
     try:
         report = load(
             definition,
@@ -656,7 +679,7 @@ def _run_load(definition: Any, args: argparse.Namespace, settings: Mapping[str, 
         clear()
         print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except (LoadBusy, StoreError) as err:
+    except failures as err:
         clear()
         print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_FAILED

@@ -134,6 +134,7 @@ def load(
     progress: Progress | None = None,
     embedder: Any = None,
     ann_min_rows: int = ANN_MIN_ROWS,
+    engine: Any = None,
 ) -> LoadReport:
     """Load `files` into resource `resource_name` of the server `definition` (a
     ServerDefinition). `ignore_extra` skips columns the resource does not declare instead of
@@ -161,6 +162,7 @@ def load(
         embedder=embedder,
         progress=progress or (lambda stage, done, total: None),
         ann_min_rows=ann_min_rows,
+        engine=engine,
     )
     with load_lock(run.data_dir):
         report = asyncio.run(run.run())
@@ -205,6 +207,10 @@ class _Spill:
         self._reader: Any = None
 
     def write(self, batch: Any) -> None:
+        import pyarrow as pa
+
+        for column in list(self.schema)[batch.num_columns :]:  # vectors still to compute: nulls
+            batch = batch.append_column(column, pa.nulls(batch.num_rows, column.type))
         if batch.num_rows:
             self._writer.write_batch(batch)
             self.rows += batch.num_rows
@@ -241,6 +247,9 @@ class _Load:
     embedder: Any
     progress: Progress
     ann_min_rows: int
+    # Another engine (distributed.RayEngine) reads, validates and embeds the files instead of
+    # `_validate`'s loop: its spill batches carry their vectors (see distributed.py).
+    engine: Any = None
     problems: _Problems = field(default_factory=_Problems)
 
     async def run(self) -> LoadReport:
@@ -265,7 +274,10 @@ class _Load:
         )
         report = LoadReport(resource.name, new_generation=self.new_generation)
         self.old_table = await self._old_table()
-        self.spill = _Spill(self.data_dir / TMP_DIR, SpillBuilder(resource, self.types).schema)
+        spill_schema = SpillBuilder(resource, self.types).schema
+        if self.engine is not None:
+            spill_schema = self.engine.spill_schema(spill_schema, self.dimension)
+        self.spill = _Spill(self.data_dir / TMP_DIR, spill_schema)
         try:
             builder = await self._validate()
             checkpoint("validated")
@@ -390,7 +402,9 @@ class _Load:
         parents = await self._parent_keys()
         declared = {f.name for f in self.resource.fields}
         done = 0
-        for index, path in enumerate(self.files):
+        if self.engine is not None:
+            self.engine.validate(self, builder, parents)
+        for index, path in enumerate(self.files if self.engine is None else ()):
             batch: list[tuple[int, dict[str, Any]]] = []
             undeclared: set[str] = set()
             for line, row in read_rows(path, self.resource, self.types):
@@ -673,6 +687,13 @@ class _Load:
                     if embed_all
                     else np.flatnonzero(pc.less(status, STATUS_UNCHANGED).to_numpy(zero_copy_only=False))
                 )
+                if VECTOR in columns:  # computed by the engine's workers (null: not yet)
+                    given = columns[VECTOR]
+                    have = pc.is_valid(given).to_numpy(zero_copy_only=False)
+                    if have.any():
+                        vectors[have] = given.filter(have).flatten().to_numpy().reshape(-1, self.dimension)
+                    embedded += int(have[todo].sum())
+                    todo = todo[~have[todo]]
                 for start in range(0, len(todo), EMBED_CHUNK):
                     part = todo[start : start + EMBED_CHUNK]
                     vectors[part] = self._embedder().embed(texts.take(pa.array(part)).to_pylist())
