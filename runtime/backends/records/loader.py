@@ -72,8 +72,11 @@ from .store import (
     StoreError,
     declaration_sha256,
     generation,
+    lance_uri,
     load_lock,
+    location_from_settings,
     read_current,
+    spill_dir,
     table_name,
     write_current,
 )
@@ -157,14 +160,14 @@ def load(
         files=list(files),
         delete_missing=delete_missing,
         ignore_extra=ignore_extra,
-        data_dir=Path(settings["data_dir"]),
+        data_dir=location_from_settings(settings),
         embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
         embedder=embedder,
         progress=progress or (lambda stage, done, total: None),
         ann_min_rows=ann_min_rows,
         engine=engine,
     )
-    with load_lock(run.data_dir):
+    with load_lock(run.data_dir) as run.lease:
         report = asyncio.run(run.run())
     report.seconds = time.monotonic() - started
     return report
@@ -242,7 +245,7 @@ class _Load:
     files: list[str]
     delete_missing: bool
     ignore_extra: bool
-    data_dir: Path
+    data_dir: Any  # an IndexLocation: a folder, or an object-store URI (store.py)
     embedder_name: str
     embedder: Any
     progress: Progress
@@ -250,6 +253,7 @@ class _Load:
     # Another engine (distributed.RayEngine) reads, validates and embeds the files instead of
     # `_validate`'s loop: its spill batches carry their vectors (see distributed.py).
     engine: Any = None
+    lease: Any = None  # the store's writer lease, on an object store
     problems: _Problems = field(default_factory=_Problems)
 
     async def run(self) -> LoadReport:
@@ -260,7 +264,9 @@ class _Load:
         self.now = datetime.now(UTC)
         self.current = read_current(self.data_dir)
         self.state = self.current.resources.get(resource.name)
-        self.db = await lancedb.connect_async(str(self.data_dir / LANCE_DIR))
+        self.db = await lancedb.connect_async(
+            lance_uri(self.data_dir), storage_options=self.data_dir.storage_options()
+        )
         await self._drop_leftovers()
         self.declaration = declaration_sha256(resource, self.resources)
         embedder_name = self.embedder_name if resource.meaning else None
@@ -277,7 +283,7 @@ class _Load:
         spill_schema = SpillBuilder(resource, self.types).schema
         if self.engine is not None:
             spill_schema = self.engine.spill_schema(spill_schema, self.dimension)
-        self.spill = _Spill(self.data_dir / TMP_DIR, spill_schema)
+        self.spill = _Spill(spill_dir(self.data_dir), spill_schema)
         try:
             builder = await self._validate()
             checkpoint("validated")
@@ -341,19 +347,22 @@ class _Load:
     async def _drop_leftovers(self) -> None:
         """What a killed load left: its spill files, and tables of this resource that neither
         the pointer nor a retired entry names (a new generation it never pointed to)."""
-        shutil.rmtree(self.data_dir / TMP_DIR, ignore_errors=True)
+        local = not self.data_dir.remote
+        if local:
+            shutil.rmtree(Path(self.data_dir.uri) / TMP_DIR, ignore_errors=True)
         name = self.resource.name
         kept = {r.table for r in self.current.retired}
         if self.state is not None:
             kept.add(self.state.table)
-        lance_dir = self.data_dir / LANCE_DIR
+        lance_dir = Path(self.data_dir.uri) / LANCE_DIR
         found = set(await self._tables())
-        if lance_dir.is_dir():  # a table killed while being created may not list
+        if local and lance_dir.is_dir():  # a table killed while being created may not list
             found |= {p.name.removesuffix(".lance") for p in lance_dir.iterdir() if p.name.endswith(".lance")}
         self.generations = {t: generation(t, name) for t in found if generation(t, name) is not None}
         for table in sorted(set(self.generations) - kept):
             await self.db.drop_table(table, ignore_missing=True)
-            shutil.rmtree(lance_dir / f"{table}.lance", ignore_errors=True)
+            if local:
+                shutil.rmtree(lance_dir / f"{table}.lance", ignore_errors=True)
         self.generations = {t: n for t, n in self.generations.items() if t in kept}
 
     async def _old_table(self) -> Any:
@@ -762,6 +771,11 @@ class _Load:
         if old is not None and (old.table, old.version) != (state.table, state.version):
             retired.append(Retired(self.resource.name, old.table, old.version, state.loaded_at))
         resources = {**self.current.resources, self.resource.name: state}
+        if self.lease is not None:
+            try:
+                self.lease.check()  # a writer whose lease ran out never moves the pointer
+            except Exception as err:
+                raise StoreError(str(err)) from None
         write_current(self.data_dir, Current(resources, tuple(retired)))
         named = {s.table for s in resources.values()} | {r.table for r in retired}
         previous = {s.table for s in self.current.resources.values()} | {
