@@ -206,6 +206,7 @@ def test_a_killed_worker_leaves_the_previous_version_and_the_next_load_succeeds(
     assert report(done).startswith("sections: 6490 inserted, 0 updated, 500 unchanged, 0 deleted; 6990")
 
 
+@pytest.mark.anyio
 async def test_a_store_on_s3_is_served(tmp_path: Path, s3_server: S3Server) -> None:  # noqa: F811
     s3 = s3_server
     data_dir = f"s3://{s3.new_bucket()}/store"

@@ -31,6 +31,7 @@ exit code 1. Tasks are not retried: a task that failed on its input would fail a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tempfile
@@ -359,8 +360,9 @@ class RayEngine:
                     raise TimeoutError(f"no result within {TASK_SECONDS} s (a worker hangs?)")
                 result = ray.get(ref)
             except Exception as err:
-                for _, other, _ in pending:
-                    ray.cancel(other, force=True)
+                for _, other, _ in pending:  # (the driver's shutdown ends the rest)
+                    with contextlib.suppress(Exception):
+                        ray.cancel(other)
                 where = f"{block.path}" + (f" from line {block.first_line + 1}" if not block.whole else "")
                 raise RayLoadFailed(
                     f"a Ray load worker failed on {where} ({one_line(err)}); nothing loaded, the store "
