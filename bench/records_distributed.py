@@ -13,7 +13,8 @@ CPUs as the most workers asked, as bench/distributed.py starts it), stopped on t
 
 `--smoke` loads 300 generated records with the static embedder, locally and with one Ray worker
 of a Ray the driver starts in its own process (`--address local`: no `ray start`, so it runs in
-the normal suite's smoke test), and prints the same tables and design from those figures.
+the normal suite's smoke test; RAY_AUTH_MODE=disabled, see main), and prints the same tables and
+design from those figures.
 """
 
 from __future__ import annotations
@@ -230,6 +231,9 @@ def main() -> None:
     try:
         if args.smoke:
             address = "local"  # a Ray of the driver's own: no cluster to start
+            # Without it, Ray 2.60 makes a new local Ray generate ~/.ray/auth_token, which then
+            # breaks every cluster `ray start` brings up on this machine (the slow tests' ones).
+            env["RAY_AUTH_MODE"] = "disabled"
         else:
             cluster = start_ray(processes, out, max(workers))
             address = cluster.address
