@@ -152,8 +152,9 @@ def table(runs: list[Run]) -> list[str]:
     return lines
 
 
-def design(static: list[Run], minilm: list[Run] | None) -> list[str]:
-    """The 100M-record paper design, every number derived from the measured runs."""
+def design(static: list[Run], minilm: list[Run] | None, input_bytes: float) -> list[str]:
+    """The 100M-record paper design, every number derived from the measured runs (`input_bytes`:
+    the static set's input bytes per record)."""
     target = 100_000_000
     local = static[0]
     ray = [r for r in static if r.label.startswith("ray")]
@@ -196,9 +197,10 @@ def design(static: list[Run], minilm: list[Run] | None) -> list[str]:
         "pointer move naming every shard's version (CURRENT.json is still one PUT).",
         f"- Shards needed to commit 100M in 1 h at the measured rate: {target / commit_rate / hours:,.0f}; "
         f"in 4 h: {target / commit_rate / hours / 4:,.0f}.",
-        "- Commit waves: the driver's all-or-nothing needs the spill of the whole load (100M x ~2 KB of "
-        "PEP-sized records = ~200 GB): too big for one machine's temporary folder, so workers write "
-        "uncommitted fragments to the store (object storage) and the commit is per shard, then the pointer.",
+        f"- Commit waves: the driver's all-or-nothing needs the spill of the whole load (100M x "
+        f"{input_bytes:,.0f} B of input per record = {input_bytes * target / 1e12:,.2f} TB): too big for one "
+        "machine's temporary folder, so workers write uncommitted fragments to the store (object storage), "
+        "each shard commits its wave of fragments, and the pointer moves once, naming every shard's version.",
         f"- Storage: {best.store_bytes / max(best.records, 1):,.0f} bytes per record in the store (Lance "
         f"data, vectors, FTS and scalar indices, old versions) -> {terabytes:,.2f} TB "
         "for 100M on object storage; the driver's spill holds the same rows again on its local disk.",
@@ -239,11 +241,14 @@ def main() -> None:
             address = cluster.address
             log(f"ray cluster at {address} ({max(workers)} CPUs), up in {cluster.start_seconds:.1f} s")
         results: dict[str, list[Run]] = {}
+        input_bytes = 0
         for embedder in embedders:
             if embedder == "static":
                 files = [str(generated(out / "generated.jsonl", args.records))]
+                input_bytes = Path(files[0]).stat().st_size
             else:
                 files = [str(PEPS)]
+                input_bytes = input_bytes if "static" in results else PEPS.stat().st_size
             runs = [load("local", files, out / f"{embedder}-local", embedder, [], env)]
             for count in workers:
                 runs.append(
@@ -260,7 +265,8 @@ def main() -> None:
             report += [f"## {embedder}: `lynxc load` local vs Ray ({runs[0].records} records)", ""]
             report += [*table(runs), ""]
         report += ["## Paper design: 100 million records, from the figures above", ""]
-        report += design(results.get("static") or next(iter(results.values())), results.get("minilm"))
+        static = results.get("static") or next(iter(results.values()))
+        report += design(static, results.get("minilm"), input_bytes / max(static[0].records, 1))
         cpus = os.cpu_count()
         load_avg = os.getloadavg()[0]
         report += ["", f"Machine: {cpus} CPUs, load average {load_avg:.1f} when the run ended."]
