@@ -1,7 +1,8 @@
 """`lynxc load --engine ray` on a local two-node Ray cluster (tests/fixtures/ray_cluster.py), into a
 local folder and into moto's S3 server (tests/fixtures/s3.py): the Ray load writes what the local
 load writes, record for record and vector for vector; a worker killed mid-load leaves the previous
-version; a store on S3 is served by the real generated server; an unreachable cluster is one line.
+version; a store on S3 is served by the real generated server and guarded by a writer lease; an
+unreachable cluster is one line.
 Real `lynxc load` processes throughout."""
 
 from __future__ import annotations
@@ -256,3 +257,43 @@ def test_an_unreachable_cluster_is_one_line_and_exit_1(tmp_path: Path, s3_server
         assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
         assert lines[0].startswith("lynxc load: ") and address in lines[0]
     assert not (tmp_path / "store" / "CURRENT.json").exists()
+
+
+def test_a_second_load_of_a_store_on_s3_is_refused_while_the_first_holds_the_lease(
+    tmp_path: Path,
+    s3_server: S3Server,  # noqa: F811
+) -> None:
+    s3 = s3_server
+    settings = settings_for(f"s3://{s3.new_bucket()}/store")
+    countries = [str(DATA / "countries.jsonl.gz")]
+    first = subprocess.Popen(
+        load_command(settings, "countries", countries),
+        env={**s3.env(), "LYNXC_TEST_PAUSE_AT": "validated"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert first.stderr is not None and first.stdin is not None
+        seen = ""
+        while "paused at validated" not in seen:  # the first load holds the lease, paused
+            char = first.stderr.read(1)
+            assert char, f"the first load ended before its pause: {seen}"
+            seen += char
+        second = run_load(s3, settings, "countries", countries)
+        first.stdin.write("\n")
+        first.stdin.flush()
+        stdout, stderr = first.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if first.poll() is None:
+            first.kill()
+        first.wait()
+    assert second.returncode == 1, second.stderr
+    line = second.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"lynxc load: another `lynxc load` (pid {first.pid} on host "), line
+    assert "holds the writer lease of s3://" in line and "Traceback" not in second.stderr
+    assert first.returncode == 0, stderr
+    assert stdout.startswith("countries: 250 inserted")
+    # The lease is gone with the first load: the next one takes it.
+    assert report(run_load(s3, settings, "countries", countries)).startswith("countries: 0 inserted")
