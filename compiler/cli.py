@@ -206,6 +206,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip columns (top-level keys) the resource does not declare instead of refusing the rows",
     )
+    load.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: read, validate and embed the files on a Ray cluster's workers; the commit stays one",
+    )
+    load.add_argument(
+        "--address",
+        help="the Ray cluster to join (as `ray start` prints it; default: RAY_ADDRESS, else a local Ray)",
+    )
     load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     load.set_defaults(run=_load)
 
@@ -726,8 +736,25 @@ def _run_load(
             width = max(len(name) for name, _ in plan) + 62
             print(f"\r{' ' * width}\r", end="", file=sys.stderr)
 
-    options = {"delete_missing": args.delete_missing, "ignore_extra": args.ignore_extra, "embed": args.embed}
+    options: dict[str, Any] = {
+        "delete_missing": args.delete_missing,
+        "ignore_extra": args.ignore_extra,
+        "embed": args.embed,
+    }
+    if args.address and args.engine != "ray":
+        print("lynxc load: --address names a Ray cluster: use it with --engine ray", file=sys.stderr)
+        return EXIT_USAGE
+    failures: tuple[type[Exception], ...] = (LoadBusy, StoreError)
+    engine = None
+    if args.engine == "ray":
+        from lynxc.runtime.backends.raycluster import RayUnavailable
+        from lynxc.runtime.backends.records.distributed import RayEngine, RayLoadFailed
+
+        failures += (RayUnavailable, RayLoadFailed)
+        engine = options["engine"] = RayEngine(definition, args.address, None)
     try:
+        if engine is not None:
+            engine.connect()
         if len(plan) == 1:
             name, files = plan[0]
             reports = [
@@ -749,10 +776,13 @@ def _run_load(
         clear()
         print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except (LoadBusy, StoreError) as err:
+    except failures as err:
         clear()
         print(f"lynxc load: {err}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        if engine is not None:
+            engine.close()
     clear()
     for report in reports:
         generation = ", a new table generation" if report.new_generation else ""

@@ -39,14 +39,14 @@ as a runtime_env variable (Ray's dashboard and logs show those), and are never p
 
 from __future__ import annotations
 
-import logging
 import math
 import os
-import socket
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..raycluster import RayUnavailable, connect
+from ..raycluster import one_line as _one_line
 from .indexer import BATCH_FILES, IndexReport, Progress, _read, file_rows, plan
 from .location import IndexLocation
 from .sources import Source, content_hash
@@ -64,16 +64,11 @@ TASKS_PER_WORKER = 4
 # Tasks queued per worker: the next one is there when a worker finishes, and the bytes in flight
 # stay bounded (TASK_BYTES x 2 per worker).
 QUEUED_PER_WORKER = 2
-CONNECT_SECONDS = 10  # reaching the cluster's address
 # No task finishing for this long means a hung worker: the run stops (and its lease goes) rather
 # than hold the index forever. A task (50 files, 1 MB) takes seconds; a model load, a minute.
 TASK_SECONDS = 600
 START_SECONDS = 300  # the workers starting and loading the model (a busy cluster queues them)
 _ENV_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
-
-
-class RayUnavailable(Exception):
-    """Ray is not installed, or its cluster cannot be reached or fails: said in one line."""
 
 
 @dataclass(frozen=True)
@@ -217,48 +212,7 @@ def _canonical(key: str) -> str:
 
 
 def _connect(address: str | None) -> Any:
-    try:
-        import lance  # noqa: F401  (the workers write with it; the driver commits with it)
-        import ray
-    except ImportError as err:
-        raise RayUnavailable(
-            f"--engine ray needs Ray and Lance ({err.name} is not installed): pip install 'lynxc[ray]'"
-        ) from None
-    target = address or os.environ.get("RAY_ADDRESS") or None
-    if target and target not in ("auto", "local"):
-        _check_reachable(target)
-    # Ray records the driver's command line as its job's entrypoint (`ray list jobs`, the dashboard);
-    # an `--set index_storage=...` there would show its credentials to anyone who can see the
-    # cluster. The job is named by the command without its arguments instead.
-    import ray._private.utils as ray_utils
-
-    ray_utils.get_entrypoint_name = lambda: "lynxc index --engine ray"
-    try:
-        ray.init(
-            address=target,
-            logging_level=logging.ERROR,
-            log_to_driver=False,
-            include_dashboard=False if target in (None, "local") else None,
-        )
-    except Exception as err:
-        raise RayUnavailable(
-            f"cannot join the Ray cluster at {target or 'a local Ray'}: {_one_line(err)}"
-        ) from None
-    return ray
-
-
-def _check_reachable(address: str) -> None:
-    """A quick TCP connect to the cluster's address: Ray itself retries an unreachable one for a minute."""
-    hostport = address.split("://", 1)[-1].rstrip("/")
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise RayUnavailable(
-            f"--address {address!r} is not a Ray address (host:port, as `ray start` prints it)"
-        )
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
-    except OSError as err:
-        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {err.strerror or err}") from None
+    return connect(address, "lynxc index --engine ray")
 
 
 def _start_workers(ray: Any, embedder: str, options: dict[str, str] | None, wanted: int | None) -> list[Any]:
@@ -406,9 +360,3 @@ def _commit(
     chunkless = {rel: digest for r in wave for rel, digest in r.chunkless.items()}
     store._record(source, condition, chunkless)
     return made
-
-
-def _one_line(err: BaseException) -> str:
-    """An exception as one short line: Ray's carry the remote traceback, its last line says what."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    return f"{type(err).__name__}: {lines[-1] if lines else ''}"[:300]

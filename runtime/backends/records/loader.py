@@ -81,8 +81,11 @@ from .store import (
     StoreError,
     declaration_sha256,
     generation,
+    lance_uri,
     load_lock,
+    location_from_settings,
     read_current,
+    spill_dir,
     table_name,
     write_current,
 )
@@ -151,6 +154,7 @@ def load(
     ann_min_rows: int = ANN_MIN_ROWS,
     embed: str = EMBED_NOW,
     vectors: VectorStage | None = None,
+    engine: Any = None,
 ) -> LoadReport:
     """Load `files` into resource `resource_name` of the server `definition` (a
     ServerDefinition). `ignore_extra` skips columns the resource does not declare instead of
@@ -175,15 +179,16 @@ def load(
         files=list(files),
         delete_missing=delete_missing,
         ignore_extra=ignore_extra,
-        data_dir=Path(settings["data_dir"]),
+        data_dir=location_from_settings(settings),
         embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
         embedder=embedder,
         progress=progress or (lambda stage, done, total: None),
         ann_min_rows=ann_min_rows,
         embed_later=embed == EMBED_LATER,
         vector_stage=vectors,
+        engine=engine,
     )
-    with load_lock(run.data_dir):
+    with load_lock(run.data_dir) as run.lease:
         report = asyncio.run(run.run())
     report.seconds = time.monotonic() - started
     return report
@@ -211,7 +216,7 @@ def load_many(
         for path in files:
             check_readable(path)
         runs.append((resource, list(files)))
-    data_dir = Path(settings["data_dir"])
+    data_dir = location_from_settings(settings)
     embedder = options.get("embedder")
     pending: dict[str, ResourceState] = {}
     reports: list[LoadReport] = []
@@ -234,6 +239,8 @@ def load_many(
                 embed_later=options.get("embed", EMBED_NOW) == EMBED_LATER,
                 vector_stage=options.get("vectors"),
                 pending=pending,
+                engine=options.get("engine"),
+                lease=lease,
             )
             begun = time.monotonic()
             reports.append(await last.run())
@@ -244,7 +251,7 @@ def load_many(
             last.current = read_current(data_dir)  # as every load of the command found it
             await last._point_and_drop(pending)
 
-    with load_lock(data_dir):
+    with load_lock(data_dir) as lease:
         asyncio.run(run_all())
     return reports
 
@@ -269,8 +276,8 @@ def embed_missing(
     resource = resources.by_name(resource_name)
     if resource is None:
         raise KeyError(resource_name)
-    data_dir = Path(settings["data_dir"])
-    with load_lock(data_dir):
+    data_dir = location_from_settings(settings)
+    with load_lock(data_dir) as lease:
         state = read_current(data_dir).resources.get(resource.name)
         if state is None:
             raise StoreError(f"{resource.name} is not loaded yet: run `lynxc load` first")
@@ -293,6 +300,7 @@ def embed_missing(
             progress=progress or (lambda stage, done, total: None),
             ann_min_rows=ann_min_rows,
             vector_stage=vectors,
+            lease=lease,
         )
         report = asyncio.run(run.fill())
     report.seconds = time.monotonic() - started
@@ -336,6 +344,10 @@ class _Spill:
         self._reader: Any = None
 
     def write(self, batch: Any) -> None:
+        import pyarrow as pa
+
+        for column in list(self.schema)[batch.num_columns :]:  # vectors still to compute: nulls
+            batch = batch.append_column(column, pa.nulls(batch.num_rows, column.type))
         if batch.num_rows:
             self._writer.write_batch(batch)
             self.rows += batch.num_rows
@@ -367,7 +379,7 @@ class _Load:
     files: list[str]
     delete_missing: bool
     ignore_extra: bool
-    data_dir: Path
+    data_dir: Any  # an IndexLocation: a folder, or an object-store URI (store.py)
     embedder_name: str
     embedder: Any
     progress: Progress
@@ -379,6 +391,10 @@ class _Load:
     # resource; None: this load points on its own.
     pending: dict[str, ResourceState] | None = None
     new_state: ResourceState | None = None
+    # Another engine (distributed.RayEngine) reads, validates and embeds the files instead of
+    # `_validate`'s loop: its spill batches carry their vectors (see distributed.py).
+    engine: Any = None
+    lease: Any = None  # the store's writer lease, on an object store
     problems: _Problems = field(default_factory=_Problems)
 
     async def run(self) -> LoadReport:
@@ -389,7 +405,9 @@ class _Load:
         self.now = datetime.now(UTC)
         self.current = read_current(self.data_dir)
         self.state = self.current.resources.get(resource.name)
-        self.db = await lancedb.connect_async(str(self.data_dir / LANCE_DIR))
+        self.db = await lancedb.connect_async(
+            lance_uri(self.data_dir), storage_options=self.data_dir.storage_options()
+        )
         await self._drop_leftovers()
         self.declaration = declaration_sha256(resource, self.resources)
         embedder_name = self.embedder_name if resource.meaning else None
@@ -403,7 +421,10 @@ class _Load:
         )
         report = LoadReport(resource.name, new_generation=self.new_generation)
         self.old_table = await self._old_table()
-        self.spill = _Spill(self.data_dir / TMP_DIR, SpillBuilder(resource, self.types).schema)
+        spill_schema = SpillBuilder(resource, self.types).schema
+        if self.engine is not None:
+            spill_schema = self.engine.spill_schema(spill_schema, self.dimension)
+        self.spill = _Spill(spill_dir(self.data_dir), spill_schema)
         try:
             builder = await self._validate()
             checkpoint("validated")
@@ -492,7 +513,9 @@ class _Load:
         self.now = datetime.now(UTC)
         self.current = read_current(self.data_dir)
         state = self.state = self.current.resources[self.resource.name]
-        self.db = await lancedb.connect_async(str(self.data_dir / LANCE_DIR))
+        self.db = await lancedb.connect_async(
+            lance_uri(self.data_dir), storage_options=self.data_dir.storage_options()
+        )
         await self._drop_leftovers()
         self.dimension = state.dimension
         self.new_generation = False
@@ -501,7 +524,7 @@ class _Load:
         missing = await table.count_rows(f"{VECTOR} IS NULL")
         if missing:
             schema = await table.schema()
-            self.spill = _Spill(self.data_dir / TMP_DIR, schema)
+            self.spill = _Spill(spill_dir(self.data_dir), schema)
             try:
                 stream = await table.query().where(f"{VECTOR} IS NULL").to_batches()
                 async for batch in stream:
@@ -561,19 +584,22 @@ class _Load:
     async def _drop_leftovers(self) -> None:
         """What a killed load left: its spill files, and tables of this resource that neither
         the pointer nor a retired entry names (a new generation it never pointed to)."""
-        shutil.rmtree(self.data_dir / TMP_DIR, ignore_errors=True)
+        local = not self.data_dir.remote
+        if local:
+            shutil.rmtree(Path(self.data_dir.uri) / TMP_DIR, ignore_errors=True)
         name = self.resource.name
         kept = {r.table for r in self.current.retired}
         if self.state is not None:
             kept.add(self.state.table)
-        lance_dir = self.data_dir / LANCE_DIR
+        lance_dir = Path(self.data_dir.uri) / LANCE_DIR
         found = set(await self._tables())
-        if lance_dir.is_dir():  # a table killed while being created may not list
+        if local and lance_dir.is_dir():  # a table killed while being created may not list
             found |= {p.name.removesuffix(".lance") for p in lance_dir.iterdir() if p.name.endswith(".lance")}
         self.generations = {t: generation(t, name) for t in found if generation(t, name) is not None}
         for table in sorted(set(self.generations) - kept):
             await self.db.drop_table(table, ignore_missing=True)
-            shutil.rmtree(lance_dir / f"{table}.lance", ignore_errors=True)
+            if local:
+                shutil.rmtree(lance_dir / f"{table}.lance", ignore_errors=True)
         self.generations = {t: n for t, n in self.generations.items() if t in kept}
 
     async def _old_table(self) -> Any:
@@ -623,7 +649,9 @@ class _Load:
         parents = await self._parent_keys()
         declared = {f.name for f in self.resource.fields}
         done = 0
-        for index, path in enumerate(self.files):
+        if self.engine is not None:
+            self.engine.validate(self, builder, parents)
+        for index, path in enumerate(self.files if self.engine is None else ()):
             batch: list[tuple[int, dict[str, Any]]] = []
             undeclared: set[str] = set()
             for line, row in read_rows(path, self.resource, self.types):
@@ -893,7 +921,8 @@ class _Load:
         else:
             pairs = ((window, None) for window in windows)
         for window, vectors in pairs:
-            columns, todo = window.payload
+            part: _Rows = window.payload
+            columns = part.columns
             rows = len(columns[KEY])
             if self.resource.meaning:
                 vector_type = schema.field(VECTOR).type
@@ -902,10 +931,13 @@ class _Load:
                 else:
                     import numpy as np
 
-                    full = np.zeros((rows, self.dimension or 0), dtype=np.float32)
-                    full[todo] = vectors
-                    columns[VECTOR] = _vector_array(full, self.dimension or 0)
-                    embedded += len(todo)
+                    dimension = self.dimension or 0
+                    full = np.zeros((rows, dimension), dtype=np.float32)
+                    full[part.todo] = vectors
+                    if part.known_vectors is not None:
+                        full[part.known] = part.known_vectors.reshape(-1, dimension)
+                    columns[VECTOR] = _vector_array(full, dimension)
+                    embedded += len(part.todo) + len(part.known)
                     self.progress("embed", embedded, total_embed)
             yield pa.RecordBatch.from_arrays([columns[name] for name in schema.names], schema=schema)
             written += rows
@@ -935,8 +967,11 @@ class _Load:
                 part = batch.slice(start, EMBED_WINDOW)
                 columns = {name: part.column(name) for name in part.schema.names}
                 columns.update({name: array.slice(start, EMBED_WINDOW) for name, array in extra.items()})
+                # Vectors an engine's workers computed (distributed.py); null where they did not.
+                given = columns.pop(VECTOR, None)
                 texts: list[str] = []
-                todo = np.zeros(0, dtype=np.int64)
+                todo = known = np.zeros(0, dtype=np.int64)
+                known_vectors = None
                 if self.resource.meaning:
                     meaning = columns.pop(MEANING)
                     if not self.embed_later:
@@ -949,8 +984,13 @@ class _Load:
                                 )
                             )
                         )
+                        if given is not None:
+                            have = pc.is_valid(given).to_numpy(zero_copy_only=False)
+                            known = todo[have[todo]]
+                            known_vectors = given.take(pa.array(known)).flatten().to_numpy()
+                            todo = todo[~have[todo]]
                         texts = meaning.take(pa.array(todo)).to_pylist()
-                yield Window((columns, todo), texts)
+                yield Window(_Rows(columns, todo, known, known_vectors), texts)
 
     # 3b. indices and old versions ------------------------------------------------------------
 
@@ -1023,6 +1063,11 @@ class _Load:
             if old is not None and (old.table, old.version) != (state.table, state.version):
                 retired.append(Retired(name, old.table, old.version, state.loaded_at))
         resources = {**self.current.resources, **states}
+        if self.lease is not None:
+            try:
+                self.lease.check()  # a writer whose lease ran out never moves the pointer
+            except Exception as err:
+                raise StoreError(str(err)) from None
         write_current(self.data_dir, Current(resources, tuple(retired)))
         named = {s.table for s in resources.values()} | {r.table for r in retired}
         previous = {s.table for s in self.current.resources.values()} | {
@@ -1035,6 +1080,18 @@ def _vector_array(vectors: Any, dimension: int) -> Any:
     import pyarrow as pa
 
     return pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dimension)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A window's rows on their way to LanceDB: their columns, the indices of those the vector
+    stage embeds (`todo`), and of those an engine's workers already embedded (`known`, with
+    `known_vectors` flat in the same order)."""
+
+    columns: dict[str, Any]
+    todo: Any
+    known: Any
+    known_vectors: Any
 
 
 def _flat(array: Any) -> Any:

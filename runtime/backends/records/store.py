@@ -24,6 +24,15 @@ Layout under the `data_dir` setting:
 - `load.lock`: an fcntl lock held by the one running `lynxc load`; it holds that loader's pid.
 - `tmp/`: the running load's spill files (validated rows in Arrow form), removed at its end.
 
+On object storage: `data_dir` may be a URI (`s3://bucket/prefix`, or any scheme LanceDB reads),
+reached with the `data_storage` settings (LanceDB's storage_options) over the environment
+(AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ...), as lynx-mcp's index is (object_store/location.py).
+The layout is the same: `lance/` holds the tables; CURRENT.json is replaced by a single PUT,
+which the store makes atomic per object (a reader gets the old pointer or the new one, whole);
+the load lock is a writer lease, `_lynxc/writer-lease.json` (object_store/lease.py: conditional
+writes, renewed while the load runs, checked before the pointer moves); spill files go to the
+local temporary folder.
+
 The read side (the records tools):
 
     store = RecordStore.for_dir(data_dir)      # one per data_dir and process
@@ -55,6 +64,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..object_store.location import IndexLocation
 from .definitions import Resource, Resources
 from .tokens import TOKENIZER
 
@@ -68,6 +78,8 @@ TMP_DIR = "tmp"
 KEEP_OLD_VERSIONS = timedelta(hours=1)
 # (table, version) handles kept open per event loop: the current ones and a few cursors' ones.
 OPEN_TABLES = 32
+# A server on an object store looks for a new pointer (a HEAD request) at most this often.
+REMOTE_CHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -169,8 +181,58 @@ def _state_json(state: ResourceState) -> dict[str, Any]:
     return document
 
 
-def read_current(data_dir: str | os.PathLike[str]) -> Current:
-    path = Path(data_dir) / CURRENT_FILE
+Place = str | os.PathLike[str] | IndexLocation  # a data_dir: a folder, or a located URI
+STORAGE_SETTING = "data_storage"
+
+
+def store_location(data_dir: Place, options: Mapping[str, Any] | None = None) -> IndexLocation:
+    """A data_dir as a location: a local folder (absolute), or an object-store URI with its
+    storage options (the `data_storage` settings)."""
+    if isinstance(data_dir, IndexLocation):
+        return data_dir
+    text = os.fspath(data_dir)
+    location = IndexLocation.of(text, options or {})
+    return location if location.remote else IndexLocation(os.path.abspath(location.uri))
+
+
+def location_from_settings(settings: Mapping[str, Any]) -> IndexLocation:
+    return store_location(settings["data_dir"], settings.get(STORAGE_SETTING))
+
+
+def lance_uri(location: IndexLocation) -> str:
+    return location.join(LANCE_DIR)
+
+
+def spill_dir(location: IndexLocation) -> Path:
+    """Where a load's spill files go: `tmp/` in a local store, the machine's temporary folder for
+    an object store (spills are local files without a name, see loader.py)."""
+    if location.remote:
+        import tempfile
+
+        return Path(tempfile.gettempdir()) / "lynxc-load-spill"
+    return Path(location.uri) / TMP_DIR
+
+
+def object_store(location: IndexLocation) -> Any:
+    """An obstore store at the data_dir URI, configured as LanceDB is (lease.py's)."""
+    from ..object_store.lease import _object_store
+
+    return _object_store(location)
+
+
+def read_current(data_dir: Place) -> Current:
+    location = store_location(data_dir)
+    if location.remote:
+        import obstore
+
+        try:
+            text = bytes(obstore.get(object_store(location), CURRENT_FILE).bytes()).decode("utf-8")
+        except FileNotFoundError:  # obstore's "not found" (its NotFoundError is never raised)
+            return Current()
+        except Exception as err:
+            raise _unreadable(location, err) from None
+        return parse_current(text, location.join(CURRENT_FILE))
+    path = Path(location.uri) / CURRENT_FILE
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -178,10 +240,23 @@ def read_current(data_dir: str | os.PathLike[str]) -> Current:
     return parse_current(text, str(path))
 
 
-def write_current(data_dir: str | os.PathLike[str], current: Current) -> None:
+def _unreadable(location: IndexLocation, err: BaseException) -> StoreError:
+    from ..object_store.location import describe_error
+
+    return StoreError(location.redact(f"{location.uri}: cannot read {CURRENT_FILE}: {describe_error(err)}"))
+
+
+def write_current(data_dir: Place, current: Current) -> None:
     """Replace CURRENT.json atomically: a reader (or a kill -9) sees the old pointer or the new
-    one, and the new one is on disk before this returns."""
-    directory = Path(data_dir)
+    one, and the new one is on disk before this returns. On an object store, one PUT: atomic per
+    object, durable when it returns."""
+    location = store_location(data_dir)
+    if location.remote:
+        import obstore
+
+        obstore.put(object_store(location), CURRENT_FILE, current_json(current).encode("utf-8"))
+        return
+    directory = Path(location.uri)
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{CURRENT_FILE}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
@@ -197,10 +272,22 @@ def write_current(data_dir: str | os.PathLike[str], current: Current) -> None:
 
 
 @contextmanager
-def load_lock(data_dir: str | os.PathLike[str]) -> Iterator[None]:
+def load_lock(data_dir: Place) -> Iterator[Any]:
     """One loader at a time per store; readers never take it. The lock dies with its process,
-    so a killed load never leaves it behind. The file holds the holder's pid for the message."""
-    directory = Path(data_dir)
+    so a killed load never leaves it behind. The file holds the holder's pid for the message.
+    On an object store, the writer lease (object_store/lease.py): yielded, so that the loader
+    checks it still holds it before it moves the pointer; it expires by itself after a crash."""
+    location = store_location(data_dir)
+    if location.remote:
+        from ..object_store.lease import LEASE_SECONDS, IndexBusy, writer_lock
+
+        try:
+            with writer_lock(location, LEASE_SECONDS, "lynxc load") as lease:
+                yield lease
+        except IndexBusy as err:
+            raise LoadBusy(str(err)) from None
+        return
+    directory = Path(location.uri)
     directory.mkdir(parents=True, exist_ok=True)
     # "a+": opening must not truncate the pid of a loader that holds the lock.
     with open(directory / LOCK_FILE, "a+", encoding="utf-8") as handle:
@@ -216,7 +303,7 @@ def load_lock(data_dir: str | os.PathLike[str]) -> Iterator[None]:
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
-        yield
+        yield None
 
 
 def table_name(resource: str, generation: int) -> str:
@@ -287,25 +374,31 @@ class RecordStore:
 
     _instances: ClassVar[dict[str, RecordStore]] = {}  # one per data_dir in this process
 
-    def __init__(self, data_dir: str | os.PathLike[str]):
-        self.data_dir = Path(data_dir)
-        self.lance_dir = self.data_dir / LANCE_DIR
+    def __init__(self, data_dir: Place, options: Mapping[str, Any] | None = None):
+        self.location = store_location(data_dir, options)
+        self.data_dir = self.location.uri if self.location.remote else Path(self.location.uri)
+        self.lance_dir = lance_uri(self.location)
         self._current: Current = Current()
-        self._stat: tuple[int, int, int] | None = None
+        self._stat: tuple[Any, ...] | None = None
+        self._checked = 0.0
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopTables] = (
             weakref.WeakKeyDictionary()
         )
 
     @classmethod
-    def for_dir(cls, data_dir: str | os.PathLike[str]) -> RecordStore:
+    def for_dir(cls, data_dir: Place, options: Mapping[str, Any] | None = None) -> RecordStore:
         """The process's one store object for `data_dir` (so its caches are shared)."""
-        key = os.path.abspath(data_dir)
+        location = store_location(data_dir, options)
+        key = location.uri
         if key not in cls._instances:
-            cls._instances[key] = cls(key)
+            cls._instances[key] = cls(location)
         return cls._instances[key]
 
     def current(self) -> Current:
-        """The pointer as on disk now; parsed again only when CURRENT.json was replaced."""
+        """The pointer as on disk now; parsed again only when CURRENT.json was replaced. On an
+        object store, its ETag is looked at (a HEAD) at most every REMOTE_CHECK_SECONDS."""
+        if self.location.remote:
+            return self._remote_current()
         path = self.data_dir / CURRENT_FILE
         try:
             info = path.stat()
@@ -316,6 +409,28 @@ class RecordStore:
         if stat != self._stat:
             self._current = read_current(self.data_dir)
             self._stat = stat
+        return self._current
+
+    def _remote_current(self) -> Current:
+        import time
+
+        import obstore
+
+        now = time.monotonic()
+        if self._stat is not None and now - self._checked < REMOTE_CHECK_SECONDS:
+            return self._current
+        store = object_store(self.location)
+        try:
+            etag = obstore.head(store, CURRENT_FILE)["e_tag"]
+        except FileNotFoundError:
+            self._current, self._stat, self._checked = Current(), None, now
+            return self._current
+        except Exception as err:
+            raise _unreadable(self.location, err) from None
+        if (etag,) != self._stat:
+            self._current = read_current(self.location)
+            self._stat = (etag,)
+        self._checked = now
         return self._current
 
     async def table(self, state: ResourceState) -> Any:
@@ -338,7 +453,9 @@ class RecordStore:
             import lancedb
 
             if cache.db is None:
-                cache.db = await lancedb.connect_async(str(self.lance_dir))
+                cache.db = await lancedb.connect_async(
+                    self.lance_dir, storage_options=self.location.storage_options()
+                )
             try:
                 opened = await cache.db.open_table(table, version=version)
             except ValueError as err:  # LanceDB's "was not found" / "no longer exists"

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .search import Ranking
     from .store import RecordStore, ResourceState
 
-SETTINGS = {"data_dir", "embedder"}
+SETTINGS = {"data_dir", "data_storage", "embedder"}
 LIST_PARAMS = {
     "resource_id",
     "filters",
@@ -130,7 +130,7 @@ def _store(ctx: ToolContext) -> RecordStore:
     data_dir = ctx.settings.get("data_dir")
     if not data_dir:
         raise ToolError("the data_dir setting is empty: set it to the folder `lynxc load` writes")
-    return RecordStore.for_dir(data_dir)
+    return RecordStore.for_dir(data_dir, ctx.settings.get("data_storage"))
 
 
 def _state(ctx: ToolContext, store: RecordStore, resource: Resource) -> ResourceState:
