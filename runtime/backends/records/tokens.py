@@ -106,8 +106,8 @@ def term_text(text: str) -> str:
     return " ".join(terms(text))
 
 
-# Natural text repeats its words: a load of 50,000 generated records spent 40% of its time here
-# before the cache (bench/records_scale.py), a tenth of that with it.
+# Natural text repeats its words: the terms of 10,000 of bench/records_scale.py's records took
+# 1.24 s of CPU without this cache, 0.83 s with it (the same terms).
 @functools.lru_cache(maxsize=1 << 16)
 def _word_terms(word: str) -> tuple[str, ...]:
     whole = word.lower()
