@@ -297,3 +297,43 @@ def test_a_second_load_of_a_store_on_s3_is_refused_while_the_first_holds_the_lea
     assert stdout.startswith("countries: 250 inserted")
     # The lease is gone with the first load: the next one takes it.
     assert report(run_load(s3, settings, "countries", countries)).startswith("countries: 0 inserted")
+
+
+def test_the_ray_engine_loads_parents_and_children_in_one_command_and_embeds_later(
+    tmp_path: Path,
+    s3_server: S3Server,  # noqa: F811
+    ray_cluster: RayCluster,  # noqa: F811
+) -> None:
+    """`NAME=FILE` pairs and `--embed later` with the Ray engine, then `lynxc embed`: the store of
+    one eager local load of both resources, record for record and vector for vector."""
+    s3, cluster = s3_server, ray_cluster
+    with gzip.open(DATA / "sections.jsonl.gz", "rt") as handle:
+        sections = [line for line in handle if json.loads(line)["pep"] in (8, 20, 343)]
+    some_sections = tmp_path / "sections.jsonl"
+    some_sections.write_text("".join(sections))
+    pairs = [f"sections={some_sections}", f"peps={DATA / 'peps.jsonl.gz'}"]  # the child first
+    local, on_folder = settings_for(str(tmp_path / "local")), settings_for(str(tmp_path / "ray"))
+
+    def lynxc(*args: str, settings: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+        command = lynxc_command(*args, *settings_args(settings))
+        done = subprocess.run(command, env=s3.env(), capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    lynxc("load", SERVER, *pairs, settings=local)
+    later = lynxc(
+        "load",
+        SERVER,
+        *pairs,
+        "--engine",
+        "ray",
+        "--address",
+        cluster.address,
+        "--embed",
+        "later",
+        settings=on_folder,
+    )
+    assert f"lynxc embed {SERVER} peps" in later.stdout
+    lynxc("embed", SERVER, settings=on_folder)
+    for resource in ("peps", "sections"):
+        assert_same_store(s3, local["data_dir"], on_folder["data_dir"], resource)
