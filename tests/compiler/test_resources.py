@@ -505,7 +505,7 @@ resources:
 def test_implied_settings_and_declared_ones(tmp_path: Path) -> None:
     settings = {s.name: s.schema for s in compiled().settings}
     assert settings["data_dir"]["default"] == ".lynxc-data/records-demo"
-    assert settings["data_dir"]["format"] == "path"
+    assert settings["data_dir"]["format"] == "path-or-uri"  # a folder, or an object-store URI (s3://...)
     assert (
         settings["embedder"]["enum"] == ["minilm", "static"] and settings["embedder"]["default"] == "minilm"
     )
@@ -528,7 +528,7 @@ resources:
     server = compiled(spec)
     declared = {s.name: s.schema for s in server.settings}
     assert declared["data_dir"]["default"] == "/srv/records"
-    assert list(declared) == ["data_dir", "embedder"]
+    assert list(declared) == ["data_dir", "data_storage", "embedder"]
 
 
 def test_a_server_of_resources_alone_needs_no_tools(tmp_path: Path) -> None:
