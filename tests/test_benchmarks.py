@@ -87,9 +87,11 @@ def test_smoke_takes_the_smoke_sizes_of_options_left_at_their_defaults(monkeypat
     assert (args.smoke, args.rows, args.calls) == (False, 5, 50)
 
 
-# distributed.py starts a Ray cluster, moto's S3 server and nine servers (over a minute of CPU):
-# it belongs to the `slow` group, which .ci/run runs after the README's command.
-SLOW = {"distributed"}
+# distributed.py starts a Ray cluster, moto's S3 server and nine servers (over a minute of CPU);
+# records_distributed.py starts a Ray of its own and loads three times, records_search_quality.py
+# loads the PEPs and their sections and asks every question of eight systems (about half a minute
+# of CPU each): they belong to the `slow` group, which .ci/run runs after the README's command.
+SLOW = {"distributed", "records_distributed", "records_search_quality"}
 
 
 @pytest.mark.benchmark
