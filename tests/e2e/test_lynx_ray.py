@@ -94,10 +94,11 @@ def make_tree(root: Path, modules: range) -> None:
         path = root / f"pkg{i % 7}" / f"mod_{i}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(module(i))
-    lynx = ROOT / "runtime" / "backends" / "lynx"
-    for name in ("fusion.py", "globs.py", "lease.py", "sources.py"):
+    backends = ROOT / "runtime" / "backends"
+    for source in ("lynx/fusion.py", "lynx/globs.py", "object_store/lease.py", "lynx/sources.py"):
+        name = source.split("/")[1]
         (root / "real" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "real" / name).write_bytes((lynx / name).read_bytes())
+        (root / "real" / name).write_bytes((backends / source).read_bytes())
     (root / "docs").mkdir(exist_ok=True)
     (root / "docs" / "guide.md").write_text(
         "# Guide\n\n## Zoom\nThe camera zoom is clamped to a range.\n\n## Network\nSockets retry.\n"
