@@ -38,6 +38,15 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(status)
 
 
+def _add_engine_arguments(parser: argparse.ArgumentParser, engine_help: str) -> None:
+    """`--engine local|ray` and `--address`, as `index` and `load` take them."""
+    parser.add_argument("--engine", choices=("local", "ray"), default="local", help=engine_help)
+    parser.add_argument(
+        "--address",
+        help="the Ray cluster to join (as `ray start` prints it; default: RAY_ADDRESS, else a local Ray)",
+    )
+
+
 def _run(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -161,15 +170,8 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("server")
     index.add_argument("--source", help="index only this source")
     index.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
-    index.add_argument(
-        "--engine",
-        choices=("local", "ray"),
-        default="local",
-        help="local: this process; ray: chunk and embed in Ray workers, commit their fragments together",
-    )
-    index.add_argument(
-        "--address",
-        help="the Ray cluster to join (as `ray start` prints it; default: RAY_ADDRESS, else a local Ray)",
+    _add_engine_arguments(
+        index, "local: this process; ray: chunk and embed in Ray workers, commit their fragments together"
     )
     index.set_defaults(run=_index)
 
@@ -206,15 +208,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip columns (top-level keys) the resource does not declare instead of refusing the rows",
     )
-    load.add_argument(
-        "--engine",
-        choices=("local", "ray"),
-        default="local",
-        help="ray: read, validate and embed the files on a Ray cluster's workers; the commit stays one",
-    )
-    load.add_argument(
-        "--address",
-        help="the Ray cluster to join (as `ray start` prints it; default: RAY_ADDRESS, else a local Ray)",
+    _add_engine_arguments(
+        load, "ray: read, validate and embed the files on a Ray cluster's workers; the commit stays one"
     )
     load.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     load.set_defaults(run=_load)

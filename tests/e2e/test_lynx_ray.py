@@ -28,7 +28,7 @@ from lynxc.runtime.backends.lynx.sources import Source
 from lynxc.runtime.backends.lynx.store import TABLE_PREFIX, Store
 from lynxc.runtime.backends.retrieval.embedders import get_embedder
 from tests.conftest import ROOT, lynxc_command, settings_args
-from tests.fixtures.ray_cluster import RayCluster, ray_cluster  # noqa: F401
+from tests.fixtures.ray_cluster import RayCluster, ray_cluster, worker_pids  # noqa: F401
 from tests.fixtures.s3 import SECRET_KEY, S3Server, boto_client, object_key, s3_server  # noqa: F401
 
 # A Ray cluster takes minutes of CPU: the `slow` group, which .ci/run runs after the README's command.
@@ -309,20 +309,6 @@ def versions(s3: S3Server, index_dir: str) -> int:
 
 def chunk_ids(store: Store) -> list[str]:
     return store.table("code").to_arrow()["id"].to_pylist()
-
-
-def worker_pids(pids: list[int], title: str) -> list[int]:
-    """Those of the cluster's processes `pids` whose title (Ray sets `ray::Class.method` while a
-    task runs) starts so."""
-    found = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if handle.read().startswith(title.encode()):
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 def test_a_failed_worker_commits_nothing_and_the_next_run_finishes_holding_the_lease(

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, lynxc_command, settings_args, stdio_client
-from tests.fixtures.ray_cluster import RayCluster, ray_cluster  # noqa: F401
+from tests.fixtures.ray_cluster import RayCluster, ray_cluster, worker_pids  # noqa: F401
 from tests.fixtures.s3 import SECRET_KEY, S3Server, boto_client, object_key, s3_server  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -136,20 +136,6 @@ def test_the_ray_load_writes_the_local_loads_records_on_a_folder_and_on_s3(
     assert sorted(problems) == sorted(p for p in refused_ray.stderr.splitlines() if p.startswith(str(bad)))
     assert "Traceback" not in refused_ray.stderr
     assert_same_store(s3, local["data_dir"], on_s3["data_dir"], "peps")
-
-
-def worker_pids(pids: list[int], title: str) -> list[int]:
-    """Those of the cluster's processes whose title (Ray's `ray::Class.method` while a task
-    runs) starts so."""
-    found = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if handle.read().startswith(title.encode()):
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 def test_a_killed_worker_leaves_the_previous_version_and_the_next_load_succeeds(
