@@ -166,30 +166,19 @@ def load(
     rows.FileError (an unreadable file), store.LoadBusy, store.StoreError, KeyError (no such
     resource)."""
     started = time.monotonic()
-    resources = definition.records()
-    resource = resources.by_name(resource_name)
-    if resource is None:
-        raise KeyError(resource_name)
-    for path in files:
-        check_readable(path)
-    run = _Load(
-        resources=resources,
-        resource=resource,
-        model=definition.load_record_model(resource),
-        files=list(files),
+    (report,) = load_many(
+        definition,
+        [(resource_name, files)],
+        settings=settings,
+        progress_for=(lambda _name: progress) if progress is not None else None,
         delete_missing=delete_missing,
         ignore_extra=ignore_extra,
-        data_dir=location_from_settings(settings),
-        embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
         embedder=embedder,
-        progress=progress or (lambda stage, done, total: None),
         ann_min_rows=ann_min_rows,
-        embed_later=embed == EMBED_LATER,
-        vector_stage=vectors,
+        embed=embed,
+        vectors=vectors,
         engine=engine,
     )
-    with load_lock(run.data_dir) as run.lease:
-        report = asyncio.run(run.run())
     report.seconds = time.monotonic() - started
     return report
 
@@ -200,13 +189,19 @@ def load_many(
     *,
     settings: Mapping[str, Any],
     progress_for: Callable[[str], Progress] | None = None,
-    **options: Any,
+    delete_missing: bool = False,
+    ignore_extra: bool = False,
+    embedder: Any = None,
+    ann_min_rows: int = ANN_MIN_ROWS,
+    embed: str = EMBED_NOW,
+    vectors: VectorStage | None = None,
+    engine: Any = None,
 ) -> list[LoadReport]:
     """Several resources of one server in one commit: `plan` is [(resource, files)], parents
     before their children (a child's rows are checked against its parent's records as this
-    command loads them). Each resource is loaded as `load` does (same `options`), but the pointer
-    moves once, after the last: readers see every resource's new version or none, and a refused
-    or killed child leaves its parents as they were too."""
+    command loads them). Each resource is loaded as `load` describes, but the pointer moves
+    once, after the last: readers see every resource's new version or none, and a refused or
+    killed child leaves its parents as they were too. `load` is this with one resource."""
     resources = definition.records()
     runs = []
     for name, files in plan:
@@ -217,7 +212,6 @@ def load_many(
             check_readable(path)
         runs.append((resource, list(files)))
     data_dir = location_from_settings(settings)
-    embedder = options.get("embedder")
     pending: dict[str, ResourceState] = {}
     reports: list[LoadReport] = []
 
@@ -229,17 +223,17 @@ def load_many(
                 resource=resource,
                 model=definition.load_record_model(resource),
                 files=files,
-                delete_missing=options.get("delete_missing", False),
-                ignore_extra=options.get("ignore_extra", False),
+                delete_missing=delete_missing,
+                ignore_extra=ignore_extra,
                 data_dir=data_dir,
                 embedder_name=(embedder.name if embedder is not None else settings.get("embedder", "minilm")),
                 embedder=embedder,
                 progress=progress_for(resource.name) if progress_for else (lambda stage, done, total: None),
-                ann_min_rows=options.get("ann_min_rows", ANN_MIN_ROWS),
-                embed_later=options.get("embed", EMBED_NOW) == EMBED_LATER,
-                vector_stage=options.get("vectors"),
+                ann_min_rows=ann_min_rows,
+                embed_later=embed == EMBED_LATER,
+                vector_stage=vectors,
                 pending=pending,
-                engine=options.get("engine"),
+                engine=engine,
                 lease=lease,
             )
             begun = time.monotonic()
@@ -387,8 +381,8 @@ class _Load:
     embed_later: bool = False
     vector_stage: VectorStage | None = None
     embedded_now: int = 0
-    # Loads of one command that point together (load_many): the states loaded so far, by
-    # resource; None: this load points on its own.
+    # The states the command's earlier loads made, by resource (load_many): a child is checked
+    # against its parent as this command loads it. None outside a command (the embed pass).
     pending: dict[str, ResourceState] | None = None
     new_state: ResourceState | None = None
     # Another engine (distributed.RayEngine) reads, validates and embeds the files instead of
@@ -452,9 +446,7 @@ class _Load:
                 loaded_at=self.now.isoformat().replace("+00:00", "Z"),
                 embedded=report.embedded,
             )
-            self.new_state = new_state
-            if self.pending is None:
-                await self._point_and_drop({resource.name: new_state})
+            self.new_state = new_state  # load_many moves the pointer, once for the command
         finally:
             self.spill.remove()
         return report
