@@ -517,6 +517,45 @@ class TestFixtureIR:
 
 
 @dataclass(frozen=True)
+class PromptIR:
+    """One prompt (issue 31): its `prompts/list` entry, how it renders, where it is declared."""
+
+    name: str
+    wire_json: str  # canonical JSON of its prompts/list entry
+    span: Span
+    argument_spans: tuple[tuple[str, Span], ...]  # (argument, where it is declared)
+    render_json: str  # canonical JSON of its prompt_messages.json entry (lower/prompts.py's shape)
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        return json.loads(self.wire_json)
+
+    @property
+    def render(self) -> dict[str, Any]:
+        return json.loads(self.render_json)
+
+
+@dataclass(frozen=True)
+class McpResourceIR:
+    """One MCP resource (issue 31), static or templated: its list entry, how it is read, where
+    it is declared. (The server's declared records are `resources` below until they are renamed.)"""
+
+    name: str
+    templated: bool  # an entry of resources/templates/list, else of resources/list
+    wire_json: str  # canonical JSON of that list entry
+    span: Span
+    source_json: str  # canonical JSON of its resource_sources.json entry (lower/mcp_resources.py's shape)
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        return json.loads(self.wire_json)
+
+    @property
+    def source(self) -> dict[str, Any]:
+        return json.loads(self.source_json)
+
+
+@dataclass(frozen=True)
 class ServerIR:
     name: str
     version: str
@@ -534,6 +573,8 @@ class ServerIR:
     http: HttpDataIR | None = None
     examples: tuple[ExampleIR, ...] = ()
     test_fixture: TestFixtureIR | None = None
+    prompts: tuple[PromptIR, ...] = ()
+    mcp_resources: tuple[McpResourceIR, ...] = ()
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads
