@@ -44,6 +44,7 @@ from .errors import (
 )
 from .output_validation import OutputValidator
 from .redact import redact
+from .resources import Contents, load_reader
 from .startup_checks import DeferredChecks, backend_checks, backend_package
 from .wire_values import NotJSONError, encode_json, to_wire
 
@@ -84,6 +85,13 @@ class ToolHost:
         self._local_caller = local_caller(self.settings)
         self._loaded: dict[str, LoadedTool] = {}
         self._deferred = DeferredChecks(backend_checks(definition, "check_settings_deferred"), self.settings)
+        # MCP resources (runtime/resources.py, runtime/subscriptions.py): None when none are declared.
+        self.resources = load_reader(definition, self.settings, page_size)
+        self.subscriptions = None
+        if self.resources is not None:
+            from .subscriptions import Subscriptions
+
+            self.subscriptions = Subscriptions(self.resources, self.settings)
 
     def tool_scopes(self) -> dict[str, frozenset[str]]:
         """The scopes each tool needs of a caller over an authenticated transport."""
@@ -99,7 +107,44 @@ class ToolHost:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             get_tool_input_schema=lambda name: self._schemas.get(name, {}).get("inputSchema"),
+            **self._resource_handlers(),
         )
+
+    def _resource_handlers(self) -> dict[str, Any]:
+        if self.resources is None or self.subscriptions is None:
+            return {}
+        reader, subscriptions = self.resources, self.subscriptions
+        return {
+            "on_list_resources": lambda ctx, params: reader.list_resources(params),
+            "on_list_resource_templates": lambda ctx, params: reader.list_templates(params),
+            "on_read_resource": self.read_resource,
+            "on_subscribe_resource": subscriptions.subscribe,
+            "on_unsubscribe_resource": subscriptions.unsubscribe,
+            "on_subscriptions_listen": subscriptions.listen,
+        }
+
+    # resources/read -------------------------------------------------------------------------
+
+    async def read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return types.ReadResourceResult(contents=await self.read_uri(str(params.uri), ctx))
+
+    async def read_uri(self, uri: str, ctx: Any) -> list[Contents]:
+        """The contents of `uri` as the caller of request `ctx` may see them (prompts embed
+        resources through this); ResourceNotFound when the server has no such resource."""
+        from .resources import ResourceNotFound
+
+        if self.resources is None:
+            raise ResourceNotFound(uri)
+        context = ToolContext(
+            tool="resources/read",
+            caps={},
+            settings=self.settings,
+            server=self.definition,
+            caller=self._caller(ctx),
+        )
+        return await self.resources.read(uri, context)
 
     # tools/list ---------------------------------------------------------------------------
 

@@ -140,6 +140,10 @@ class ResourceReader:
         page, cursor = _page(self._templates, params, self.page_size, "templates")
         return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
+    def templated(self) -> list[tuple[Any, Mapping[str, Any]]]:
+        """Each template (parsed) with its source, in declaration order."""
+        return list(self._templated)
+
     # read -------------------------------------------------------------------------------------
 
     def match(self, uri: str) -> Match | None:
@@ -294,7 +298,7 @@ def load_reader(definition: Any, settings: Mapping[str, Any], page_size: int) ->
     """The reader of a server that declares resources (its ServerDefinition's `resources`, the
     file resources.json, beside resource_sources.json), else None."""
     listing_file = getattr(definition, "resources", None)
-    if not listing_file:
+    if not listing_file or SOURCES_FILE not in getattr(definition, "files_sha256", {}):
         return None
     listing = json.loads(definition.read_checked(listing_file))
     sources = json.loads(definition.read_checked(SOURCES_FILE))
