@@ -33,6 +33,7 @@ from ..ir import (
 from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
 from .examples import describe_expectation
+from .mcp_resources import mcp_resource_docs, mcp_resource_files
 from .models import (
     generate_models,
     generate_record_model,
@@ -102,6 +103,8 @@ def emit_server(
             read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
                 resource, _python_header(_record_header(resource)), cache
             )
+    for name, content in mcp_resource_files(server, " ".join(lines)).items():
+        read_at_runtime[name] = content if isinstance(content, str) else _json_file(content)
     if server.sql is not None:
         read_at_runtime[SQL_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **sql_document(server)})
     if server.http is not None:
@@ -123,6 +126,7 @@ def emit_server(
                 for tool in server.tools
             ],
             resources=resource_docs(server),
+            mcp_resources=mcp_resource_docs(server),
             server_score=score,
             changelog=changelog_markdown,
         ),

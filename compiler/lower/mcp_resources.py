@@ -144,7 +144,8 @@ def lower_mcp_resources(items: Iterable[ResourceItem], context: ResourceContext)
         out.diagnostics.extend(problems)
         if problems or source is None or address is None:
             continue
-        lowered.append(_resource_ir(item, source, size))
+        copied = tuple((path, out.files[path]) for path in [source.get("path")] if path in out.files)
+        lowered.append(_resource_ir(item, source, size, copied))
     if context.probe is not None and functions:
         for target, problem in context.probe(list(functions)).items():
             if problem is None:
@@ -523,7 +524,9 @@ _SOURCE_LOWERING: dict[str, Callable[..., _Lowered]] = {
 # --- the IR --------------------------------------------------------------------------------------
 
 
-def _resource_ir(item: ResourceItem, source: dict[str, Any], size: int | None) -> McpResourceIR:
+def _resource_ir(
+    item: ResourceItem, source: dict[str, Any], size: int | None, files: tuple[tuple[str, str], ...]
+) -> McpResourceIR:
     r = item.resource
     templated = r.uri_template is not None
     wire: dict[str, Any] = {"uriTemplate": r.uri_template} if templated else {"uri": r.uri}
@@ -549,6 +552,7 @@ def _resource_ir(item: ResourceItem, source: dict[str, Any], size: int | None) -
         wire_json=canonical_json(wire),
         span=_span(item, ("name",)),
         source_json=canonical_json(full),
+        files=files,
     )
 
 
