@@ -48,6 +48,12 @@ RESOURCE_FILES_DIR = "resource_files"  # where the build copies resource files
 SQL_TOOL_PREFIX = "resource__"  # the hidden SQL tool that reads a resource (in sql.json only)
 RESOURCE_NOT_FOUND = "Resource not found"
 MAX_URI_CHARS = 4096  # a longer URI names no resource (and is never matched against templates)
+# The engines a resource reads through, imported by name on the first read (the runtime core
+# loads backends by name, never by import).
+RECORDS_TOOLS = "lynxc.runtime.backends.records.tools"
+SQL_TOOLS = "lynxc.runtime.backends.sql.tools"
+RECORDS_CHANGES = "lynxc.runtime.backends.records.changes"
+RECORDS_STORE = "lynxc.runtime.backends.records.store"
 
 _TEXT_TYPES = frozenset(
     {
@@ -192,8 +198,7 @@ class ResourceReader:
         return _jinja(entry["template"]).render(**variables)
 
     async def _record(self, entry: Mapping[str, Any], variables: dict[str, str], ctx: Any, uri: str) -> Any:
-        from lynxc.runtime.backends.records.tools import get_record
-
+        get_record = _engine(RECORDS_TOOLS, "get_record")
         params = SimpleNamespace(resource_id=entry["collection_id"], record_id=variables[entry["variable"]])
         context = _context(ctx, "get_record", self)
         try:
@@ -205,8 +210,7 @@ class ResourceReader:
         return record
 
     async def _sql(self, entry: Mapping[str, Any], variables: dict[str, str], ctx: Any, uri: str) -> Any:
-        from lynxc.runtime.backends.sql.tools import run_sql
-
+        run_sql = _engine(SQL_TOOLS, "run_sql")
         try:
             return await run_sql(dict(variables), _context(ctx, entry["tool"], self))
         except ToolError as err:
@@ -237,6 +241,10 @@ _READERS = {
     "sql": ResourceReader._sql,
     "function": ResourceReader._function,
 }
+
+
+def _engine(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(module), name)
 
 
 def _context(ctx: Any, tool: str, reader: ResourceReader) -> ToolContext:

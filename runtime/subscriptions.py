@@ -30,7 +30,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
-from .resources import ResourceNotFound, ResourceReader
+from .resources import RECORDS_CHANGES, RECORDS_STORE, ResourceNotFound, ResourceReader, _engine
 
 logger = logging.getLogger("lynxc.runtime")
 
@@ -128,8 +128,7 @@ class Subscriptions:
             seen = now
 
     async def _notify(self, store: Any, collection: str, before: Any, after: Any) -> None:
-        from lynxc.runtime.backends.records.changes import changed_keys
-
+        changed_keys = _engine(RECORDS_CHANGES, "changed_keys")
         keys = await changed_keys(store, before, after)
         uris = {
             template.expand({variable: key})
@@ -151,8 +150,7 @@ def _store(settings: Mapping[str, Any]) -> Any:
     data_dir = settings.get("data_dir")
     if not data_dir:
         return None
-    from lynxc.runtime.backends.records.store import RecordStore
-
+    RecordStore = _engine(RECORDS_STORE, "RecordStore")
     return RecordStore.for_dir(data_dir, settings.get("data_storage"))
 
 

@@ -599,3 +599,66 @@ def _too_large(item: ResourceItem, what: str, span: Span) -> Diagnostic:
         span,
         "raise max_bytes, or serve a smaller content",
     )
+
+
+# --- the server's lowering -----------------------------------------------------------------------
+
+
+def resource_items(source: Any) -> list[ResourceItem]:
+    """The spec's MCP resources (`source.resources`), each with its document and place."""
+    return [
+        item
+        for item in getattr(source, "resources", ())
+        if isinstance(getattr(item, "resource", None), Resource)
+    ]
+
+
+def lower_server_resources(
+    source: Any, collections: Iterable[Any], *, check_backends: bool
+) -> LoweredResources:
+    """lower_mcp_resources for a whole spec: `collections` are the server's lowered collections
+    (name and id); functions are probed unless `check_backends` is off (lynxc diff)."""
+    server = source.server.server
+    sql_data = any(getattr(server, engine, None) is not None for engine in ("duckdb", "postgres", "sqlite"))
+    context = ResourceContext(
+        spec_dir=Path(source.server_doc.file).parent,
+        collections={c.name: c.id for c in collections},
+        sql_data=sql_data,
+        probe=_probe if check_backends else None,
+    )
+    return lower_mcp_resources(resource_items(source), context)
+
+
+def _probe(targets: list[str]) -> dict[str, str | None]:
+    """A problem with each function target, read as backends are (in a child process)."""
+    from .backend_probe import read_declarations
+
+    found = read_declarations(targets)
+    # A resource function need not be declared with @backend: only a failed import is refused.
+    return {
+        target: None if read.info is not None or read.rule_id == "BACKEND_NOT_DECLARED" else read.message
+        for target, read in found.items()
+    }
+
+
+def hidden_sql_diagnostics(
+    items: Iterable[ResourceItem], diagnostics: Iterable[Diagnostic]
+) -> list[Diagnostic]:
+    """The SQL check's diagnostics, those about a resource's hidden tool placed at its `sql`
+    (the tool's own keys do not exist in the spec: they fall back to the resource's entry)."""
+    entries = {_span(item, ()): _span(item, ("sql",)) for item in items if item.resource.sql is not None}
+    out = []
+    for d in diagnostics:
+        moved = entries.get(d.span)
+        out.append(d if moved is None else Diagnostic(d.rule_id, d.severity, d.message, moved, d.hint))
+    return out
+
+
+def hidden_sql_tools(source: Any, lowered: Iterable[McpResourceIR]) -> list[Any]:
+    """The hidden SQL tools of the resources that lowered cleanly (sql_tool_sources)."""
+    names = {r.name for r in lowered if r.source.get("kind") == "sql"}
+    return [
+        tool
+        for tool in sql_tool_sources(resource_items(source))
+        if tool.tool.name in {sql_tool_name(n) for n in names}
+    ]

@@ -14,8 +14,8 @@ from lynxc.compiler.lower.mcp_resources import (
     ResourceContext,
     lower_mcp_resources,
     resources_document,
-    sql_tool_sources,
     sources_document,
+    sql_tool_sources,
 )
 from lynxc.compiler.spec.source import parse_yaml
 from lynxc.compiler.spec.surface import Resource
@@ -356,7 +356,8 @@ def test_clean_resources_lower_to_their_list_entries_and_sources(tmp_path: Path)
         tmp_path,
         """
         resources:
-          - {name: guide, uri: "docs://guide", title: Guide, description: d, mime_type: text/markdown, file: guide.md}
+          - {name: guide, uri: "docs://guide", title: Guide, description: d, mime_type: text/markdown,
+             file: guide.md}
           - {name: logo, uri: "docs://logo", description: d, mime_type: image/png, file: logo.png}
           - {name: hello, uri: "test://hello", description: d, mime_type: text/plain, text: "hi"}
           - name: pep
@@ -367,8 +368,8 @@ def test_clean_resources_lower_to_their_list_entries_and_sources(tmp_path: Path)
             variables: {number: {description: The number.}}
           - {name: country, uri_template: "country://{code}", description: d, mime_type: application/json,
              sql: "SELECT * FROM countries WHERE code = $code"}
-          - {name: data, uri_template: "test://template/{id}/data", description: d, mime_type: application/json,
-             text: '{"id":"{{ id }}"}'}
+          - {name: data, uri_template: "test://template/{id}/data", description: d,
+             mime_type: application/json, text: '{"id":"{{ id }}"}'}
         """,
     )
     assert result.diagnostics == []
