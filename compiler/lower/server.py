@@ -170,7 +170,7 @@ def lower(
     diagnostics.extend(resource_diagnostics)
     mcp = lower_server_resources(source, resources, check_backends=check_backends)  # MCP resources
     diagnostics.extend(mcp.diagnostics)
-    hidden_sql = hidden_sql_tools(source, mcp.resources)
+    hidden_sql = [_with_sql_caps(t) for t in hidden_sql_tools(source, mcp.resources)]
     records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
     declared_tools = tuple(with_http_caps(_with_sql_caps(t)) for t in source.tools)
