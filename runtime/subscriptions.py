@@ -47,7 +47,7 @@ class Subscriptions:
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus)
         self._listeners = 0  # open listen streams that name at least one URI
-        # handshake era: session -> the URIs it watches (a session that ends is forgotten)
+        # handshake era: connection -> the URIs it watches (one that ends is forgotten)
         self._sessions: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._watcher: asyncio.Task[None] | None = None
         # collection -> (its resource's URI template, the variable), for record resources
@@ -61,12 +61,12 @@ class Subscriptions:
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         self._check(uri)
-        self._sessions.setdefault(ctx.session, set()).add(uri)
+        self._sessions.setdefault(_connection(ctx), set()).add(uri)
         self._start()
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        uris = self._sessions.get(ctx.session)
+        uris = self._sessions.get(_connection(ctx))
         if uris is not None:
             uris.discard(str(params.uri))
         return types.EmptyResult()
@@ -144,6 +144,13 @@ class Subscriptions:
                     break
         for uri in sorted(uris):
             await self.bus.publish(ResourceUpdated(uri))
+
+
+def _connection(ctx: Any) -> Any:
+    """The client's connection: the SDK builds a ServerSession per request (a proxy over the
+    connection), so a subscription is kept by the connection it came on, and notified on its
+    standalone channel (`Connection.send_resource_updated`)."""
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 def _store(settings: Mapping[str, Any]) -> Any:

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.conftest import ROOT, free_port, lynxc_command, settings_args, stdio_client
+from tests.conftest import ROOT, free_port, lynxc_command, stdio_client
 from tests.e2e.test_records_catalogue import lynxc
 
 pytestmark = pytest.mark.anyio
