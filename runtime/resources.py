@@ -39,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 
 from .context import ToolContext
 from .errors import ToolError
+from .wire_values import NotJSONError, encode_json, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
 
@@ -265,7 +266,10 @@ def _contents(uri: str, entry: Mapping[str, Any], content: Any) -> Contents:
     elif isinstance(content, str):
         data = content.encode("utf-8", "surrogatepass")
     else:
-        data = json.dumps(content, ensure_ascii=False, allow_nan=False).encode()
+        try:
+            data = encode_json(to_wire(content))  # dates, decimals, models: as tool results are
+        except NotJSONError as err:
+            raise ResourceError(f"{uri} could not be sent as JSON: {err.where}: {err.reason}") from None
     if len(data) > limit:
         raise ResourceError(f"{uri} is {len(data)} bytes, over the resource's max_bytes of {limit}")
     if text:

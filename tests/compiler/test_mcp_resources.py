@@ -404,3 +404,53 @@ def test_sql_resources_become_hidden_sql_tools(tmp_path: Path) -> None:
     (tool,) = sql_tool_sources([item])
     assert tool.tool.name == "resource__country"
     assert list(tool.tool.parameters) == ["code"] and tool.tool.backend.result == "one"
+
+
+SQL_SERVER = """\
+lynxc: 1
+server:
+  name: shelf
+  version: 1.0.0
+  settings:
+    things_file: {type: string, default: things.csv, description: The things.}
+  duckdb:
+    views:
+      things:
+        reader: read_csv
+        setting: things_file
+        columns: {code: VARCHAR, label: VARCHAR}
+tools:
+  - name: count_things
+    description: {purpose: Count the things.}
+    backend: {sql: "SELECT count(*) AS n FROM things", result: one}
+resources:
+  - name: thing
+    uri_template: "thing://{code}"
+    description: One thing.
+    mime_type: application/json
+    sql: "SELECT code, labl FROM things WHERE code = $code"
+"""
+
+
+def test_a_resource_statement_is_checked_like_a_sql_tools(tmp_path: Path) -> None:
+    from lynxc.compiler.lower.server import compile_spec
+
+    (tmp_path / "shelf.yaml").write_text(SQL_SERVER)
+    result = compile_spec(tmp_path / "shelf.yaml")
+    problems = [d for d in result.diagnostics if d.severity == "error"]
+    assert [(d.rule_id, d.span.line) for d in problems] == [("SQL_COLUMN_UNKNOWN", 24)], [
+        d.render() for d in problems
+    ]
+    assert "labl" in problems[0].message
+
+
+def test_a_clean_sql_resource_is_a_hidden_tool_of_sql_json(tmp_path: Path) -> None:
+    from lynxc.compiler.lower.server import compile_spec
+
+    (tmp_path / "shelf.yaml").write_text(SQL_SERVER.replace("labl", "label"))
+    result = compile_spec(tmp_path / "shelf.yaml")
+    assert result.ok, [d.render() for d in result.diagnostics]
+    server = result.value
+    assert [t.name for t in server.tools] == ["count_things"]
+    assert [t.tool for t in server.sql.tools] == ["count_things", "resource__thing"]
+    assert [r.name for r in server.mcp_resources] == ["thing"]
