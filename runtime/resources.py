@@ -39,14 +39,11 @@ from mcp.shared.exceptions import MCPError
 
 from .context import ToolContext
 from .errors import ToolError
+from .resource_media import RESOURCES_FILE, SOURCES_FILE, is_text_mime  # noqa: F401 (re-exported)
 from .wire_values import NotJSONError, encode_json, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
 
-RESOURCES_FILE = "resources.json"  # the two list answers
-SOURCES_FILE = "resource_sources.json"  # how each resource is read
-RESOURCE_FILES_DIR = "resource_files"  # where the build copies resource files
-SQL_TOOL_PREFIX = "resource__"  # the hidden SQL tool that reads a resource (in sql.json only)
 RESOURCE_NOT_FOUND = "Resource not found"
 MAX_URI_CHARS = 4096  # a longer URI names no resource (and is never matched against templates)
 # The engines a resource reads through, imported by name on the first read (the runtime core
@@ -56,33 +53,7 @@ SQL_TOOLS = "lynxc.runtime.backends.sql.tools"
 RECORDS_CHANGES = "lynxc.runtime.backends.records.changes"
 RECORDS_STORE = "lynxc.runtime.backends.records.store"
 
-_TEXT_TYPES = frozenset(
-    {
-        "application/json",
-        "application/xml",
-        "application/yaml",
-        "application/x-yaml",
-        "application/toml",
-        "application/javascript",
-        "application/ecmascript",
-        "application/sql",
-        "application/graphql",
-        "application/ld+json",
-        "application/x-ndjson",
-        "application/csv",
-        "image/svg+xml",
-    }
-)
-
 Contents = types.TextResourceContents | types.BlobResourceContents
-
-
-def is_text_mime(mime_type: str) -> bool:
-    """Whether content of this MIME type is sent as text (else as a base64 blob)."""
-    essence = mime_type.split(";", 1)[0].strip().lower()
-    return (
-        essence.startswith("text/") or essence in _TEXT_TYPES or essence.endswith(("+json", "+xml", "+yaml"))
-    )
 
 
 class ResourceNotFound(MCPError):

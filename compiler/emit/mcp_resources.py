@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lynxc.runtime.resources import RESOURCES_FILE, SOURCES_FILE
+from lynxc.runtime.resource_media import RESOURCES_FILE, SOURCES_FILE, uri_templates
 
 from ..ir import ServerIR
 from ..lower.mcp_resources import resources_document, sources_document
@@ -42,9 +42,7 @@ def mcp_resource_docs(server: ServerIR) -> list[dict[str, Any]]:
         wire, source = resource.wire, resource.source
         variables = []
         if resource.templated:
-            from mcp.shared.uri_template import UriTemplate
-
-            variables = UriTemplate.parse(wire["uriTemplate"]).variable_names
+            variables = uri_templates().UriTemplate.parse(wire["uriTemplate"]).variable_names
         where = {
             "file": lambda s: f" (`{s['path']}`)",
             "record": lambda s: f" of `{s['collection']}`, keyed by `{{{s['variable']}}}`",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from lynxc.runtime.resources import RESOURCE_FILES_DIR, SQL_TOOL_PREFIX, is_text_mime
+from lynxc.runtime.resource_media import RESOURCE_FILES_DIR, SQL_TOOL_PREFIX, is_text_mime, uri_templates
 
 from ..diagnostics import Diagnostic, Span
 from ..ir import McpResourceIR, canonical_json
@@ -195,6 +195,11 @@ def sql_tool_name(resource: str) -> str:
     return SQL_TOOL_PREFIX + _FILE_NAME.sub("_", resource)
 
 
+def _sdk_templates() -> tuple[Any, Any]:
+    module = uri_templates()
+    return module.InvalidUriTemplate, module.UriTemplate
+
+
 # --- the address ---------------------------------------------------------------------------------
 
 
@@ -234,7 +239,7 @@ def _check_address(item: ResourceItem, problems: list[Diagnostic]) -> str | None
                 )
             )
         return r.uri
-    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+    InvalidUriTemplate, UriTemplate = _sdk_templates()
 
     assert r.uri_template is not None
     try:
@@ -299,7 +304,7 @@ def _template_variables(r: Resource) -> list[str] | None:
     """The template's variables; [] for a static resource; None when the template is invalid."""
     if r.uri_template is None:
         return []
-    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+    InvalidUriTemplate, UriTemplate = _sdk_templates()
 
     try:
         return list(UriTemplate.parse(r.uri_template).variable_names)
