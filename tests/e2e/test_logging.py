@@ -145,7 +145,7 @@ async def test_http_levels_are_per_session_and_the_deprecation_warning_stays_qui
             await every_level(client)
             assert modern.take() == LEVELS[2:]
             # logging/setLevel is gone at 2026-07-28: the level rides each request instead
-            with pytest.raises(Exception, match="[Mm]ethod not found"):
+            with pytest.raises(Exception, match=r"[Mm]ethod not found"):
                 await set_level(client, "debug")
         process.terminate()
         _, stderr = process.communicate(timeout=10)
