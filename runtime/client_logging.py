@@ -30,18 +30,29 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final, get_args
-
-import mcp_types as types
-from mcp.server.connection import allowed_log_levels
-from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from typing import TYPE_CHECKING, Any, Final
 
 from .redact import redact
 
+if TYPE_CHECKING:
+    import mcp_types as types
+
+# This module stays light to import (the context every backend imports names it, and `lynxc
+# build` imports backends to read their declarations): the SDK loads inside the functions.
+
 logger = logging.getLogger("lynxc.runtime.client_logging")
 
-LEVELS: Final[tuple[str, ...]] = get_args(types.LoggingLevel)  # severity ascending (RFC 5424)
+# Severity ascending (RFC 5424), as the SDK's LoggingLevel declares them.
+LEVELS: Final[tuple[str, ...]] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 DEFAULT_LEVEL: Final = "info"  # a handshake session's minimum before it sends logging/setLevel
 MAX_MESSAGES_PER_REQUEST: Final = 200
 MAX_MESSAGE_CHARS: Final = 4096
@@ -108,6 +119,8 @@ class SessionLevels:
         return self._levels.get(key, self.default) if key is not None else self.default
 
     async def set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        import mcp_types as types
+
         key = session_key(ctx)
         if key is not None:
             self._levels[key] = params.level
@@ -118,6 +131,10 @@ class SessionLevels:
 
     def client_log(self, ctx: Any, logger_name: str | None = None) -> ClientLog:
         """The log channel of the request `ctx` (a low-level handler's context) answers."""
+        from mcp.server.connection import allowed_log_levels
+        from mcp.shared.exceptions import MCPDeprecationWarning
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         session = getattr(ctx, "session", None)
         if session is None:
             return NO_CLIENT_LOG
@@ -153,6 +170,8 @@ def quiet_logging_deprecation() -> Iterator[None]:
     """Around registering `logging/setLevel` on a low-level `Server`: the SDK's
     MCPDeprecationWarning for it says nothing a lynxc user can act on (lynxc serves handshake
     clients on purpose). Only that warning, only there."""
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="The logging capability is deprecated", category=MCPDeprecationWarning

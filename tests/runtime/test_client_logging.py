@@ -117,3 +117,9 @@ def test_a_sql_timeout_is_logged_at_warning(tmp_path: Path) -> None:
     assert level == "warning" and name == "a_tool"
     assert data["message"] == "SQL statement of 'slow' stopped at the 0.3 s timeout"
     assert data["statement"] == slow and data["timeout_setting"] == "sql_timeout_seconds"
+
+
+def test_the_levels_are_the_sdks_in_its_order() -> None:
+    from typing import get_args
+
+    assert get_args(types.LoggingLevel) == LEVELS
