@@ -180,12 +180,15 @@ def quiet_logging_deprecation() -> Iterator[None]:
 
 
 def _payload(message: str, data: Mapping[str, Any]) -> Any:
+    """The notification's `data`: the message alone, or an object of the message (its key
+    `message`, which a data field of that name does not replace) and the data fields."""
     text = _bounded(redact(str(message)))
     if not data:
         return text
     payload: dict[str, Any] = {"message": text}
-    for name, value in data.items():
-        payload[name] = _clean(value)
+    for name, value in list(data.items())[:100]:
+        if name != "message":
+            payload[name] = _clean(value)
     return payload
 
 
