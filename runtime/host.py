@@ -31,6 +31,7 @@ from .audit import AuditEvent, AuditLog, Outcome
 from .auth.caller import Caller
 from .backend import BackendFn, BackendInfo, load_backend
 from .caller_arguments import BindingRefused, bind_claims, local_caller, tool_access
+from .client_logging import SessionLevels, quiet_logging_deprecation
 from .context import ToolContext
 from .defaults import DEFAULT_PAGE_SIZE
 from .definition import ServerDefinition, ToolBinding
@@ -85,6 +86,7 @@ class ToolHost:
         self._local_caller = local_caller(self.settings)
         self._loaded: dict[str, LoadedTool] = {}
         self._deferred = DeferredChecks(backend_checks(definition, "check_settings_deferred"), self.settings)
+        self.log_levels = SessionLevels()  # what each handshake session asked of the client log
         # MCP resources (runtime/resources.py, runtime/subscriptions.py): None when none are declared.
         self.resources = load_reader(definition, self.settings, page_size)
         self.subscriptions = None
@@ -99,16 +101,18 @@ class ToolHost:
 
     def server(self) -> Server[Any]:
         d = self.definition
-        return _StrictServer(
-            d.name,
-            version=d.version,
-            title=d.title,
-            instructions=d.instructions,
-            on_list_tools=self.list_tools,
-            on_call_tool=self.call_tool,
-            get_tool_input_schema=lambda name: self._schemas.get(name, {}).get("inputSchema"),
-            **self._resource_handlers(),
-        )
+        with quiet_logging_deprecation():  # every server can log: handshake clients set a level
+            return _StrictServer(
+                d.name,
+                version=d.version,
+                title=d.title,
+                instructions=d.instructions,
+                on_list_tools=self.list_tools,
+                on_call_tool=self.call_tool,
+                on_set_logging_level=self.log_levels.set_level,
+                get_tool_input_schema=lambda name: self._schemas.get(name, {}).get("inputSchema"),
+                **self._resource_handlers(),
+            )
 
     def _resource_handlers(self) -> dict[str, Any]:
         if self.resources is None or self.subscriptions is None:
@@ -233,6 +237,7 @@ class ToolHost:
             progress_requested=meta.get("progress_token", meta.get("progressToken")) is not None,
             server=self.definition,
             caller=caller,
+            client_log=self.log_levels.client_log(ctx, logger_name=binding.name),
         )
         try:
             result = await tool.backend(arguments, context)

@@ -8,6 +8,8 @@ from typing import Any
 
 from lynxc.runtime.resource_media import RESOURCES_FILE, SOURCES_FILE, uri_templates
 
+MCP_RESOURCES_FILE = RESOURCES_FILE  # ServerDefinition.resources
+
 from ..ir import ServerIR
 from ..lower.mcp_resources import resources_document, sources_document
 from ..wire import GENERATED_KEY
