@@ -8,11 +8,11 @@ from typing import Any
 
 from lynxc.runtime.resource_media import RESOURCES_FILE, SOURCES_FILE, uri_templates
 
-MCP_RESOURCES_FILE = RESOURCES_FILE  # ServerDefinition.resources
-
 from ..ir import ServerIR
 from ..lower.mcp_resources import resources_document, sources_document
 from ..wire import GENERATED_KEY
+
+MCP_RESOURCES_FILE = RESOURCES_FILE  # ServerDefinition.resources
 
 _KINDS = {
     "file": "a file of the project, copied into the build",

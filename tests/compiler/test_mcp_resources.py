@@ -438,7 +438,8 @@ def test_a_resource_statement_is_checked_like_a_sql_tools(tmp_path: Path) -> Non
     (tmp_path / "shelf.yaml").write_text(SQL_SERVER)
     result = compile_spec(tmp_path / "shelf.yaml")
     problems = [d for d in result.diagnostics if d.severity == "error"]
-    assert [(d.rule_id, d.span.line) for d in problems] == [("SQL_COLUMN_UNKNOWN", 24)], [
+    # at the resource's `sql:` (a SQL tool's diagnostics name its statement)
+    assert [(d.rule_id, d.span.line, d.span.col) for d in problems] == [("SQL_BIND", 22, 10)], [
         d.render() for d in problems
     ]
     assert "labl" in problems[0].message
