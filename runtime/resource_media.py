@@ -13,7 +13,8 @@ from types import ModuleType
 RESOURCES_FILE = "resources.json"  # the two list answers
 SOURCES_FILE = "resource_sources.json"  # how each resource is read
 RESOURCE_FILES_DIR = "resource_files"  # where the build copies resource files
-SQL_TOOL_PREFIX = "resource__"  # the hidden SQL tool that reads a resource (in sql.json only)
+SQL_TOOL_PREFIX = "resource__"
+SDK_URI_TEMPLATE = "mcp.shared.uri_template"  # the SDK's RFC 6570 parser  # the hidden SQL tool that reads a resource (in sql.json only)
 
 _TEXT_TYPES = frozenset(
     {
@@ -48,13 +49,13 @@ def uri_templates() -> ModuleType:
     template the build accepts is one the server matches alike. A served server has the SDK
     loaded and takes its module; the compiler loads that one file alone (it imports nothing but
     the standard library), not the SDK."""
-    loaded = sys.modules.get("mcp.shared.uri_template")
+    loaded = sys.modules.get(SDK_URI_TEMPLATE)
     if loaded is not None:
         return loaded
     found = importlib.util.find_spec("mcp")  # finds the package without importing it
     if found is None or found.origin is None:
         raise ImportError("the mcp SDK is not installed")
-    path = Path(found.origin).parent / "shared" / "uri_template.py"
+    path = Path(found.origin).parent.joinpath(*SDK_URI_TEMPLATE.split(".")[1:]).with_suffix(".py")
     spec = importlib.util.spec_from_file_location("lynxc_sdk_uri_template", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
