@@ -13,8 +13,8 @@ from types import ModuleType
 RESOURCES_FILE = "resources.json"  # the two list answers
 SOURCES_FILE = "resource_sources.json"  # how each resource is read
 RESOURCE_FILES_DIR = "resource_files"  # where the build copies resource files
-SQL_TOOL_PREFIX = "resource__"
-SDK_URI_TEMPLATE = "mcp.shared.uri_template"  # the SDK's RFC 6570 parser  # the hidden SQL tool that reads a resource (in sql.json only)
+SQL_TOOL_PREFIX = "resource__"  # the hidden SQL tool that reads a resource (in sql.json only)
+SDK_URI_TEMPLATE = "mcp.shared.uri_template"  # the SDK's RFC 6570 parser
 
 _TEXT_TYPES = frozenset(
     {
