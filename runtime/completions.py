@@ -1,0 +1,157 @@
+"""`completion/complete` (issue 31): suggestions for a prompt's argument (ref/prompt) or a
+resource template's variable (ref/resource, by its uriTemplate), from the build's
+completions.json.
+
+A source is a fixed list (`values`), the distinct values of a collection's field (the records
+backend's frame, honouring the collection's `bind`: a caller sees only their own records'
+values), a SQL statement over the server's data (bound parameters: `$value` and the other
+arguments of `context.arguments`) or a function. Answers hold at most 100 values with `total`
+and `hasMore` set honestly; a source that fails or takes longer than COMPLETION_SECONDS gives an
+empty list and a logged error, never a dead request.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from .context import ToolContext
+
+logger = logging.getLogger("lynxc.runtime")
+
+MAX_VALUES = 100  # the MCP specification's limit on one answer
+MAX_SQL_VALUES = MAX_VALUES + 1  # rows a SQL source reads: one more tells whether there are more
+MAX_VALUE_BYTES = 64 * 1024  # what the user typed, and each context argument
+COMPLETION_SECONDS = 2.0
+RECORDS_COMPLETION = "lynxc.runtime.backends.records.completion"  # imported by name, like backends
+SQL_CONNECTION = "lynxc.runtime.backends.sql.connection"
+
+
+def sql_statement(text: str) -> str:
+    """What the engine runs for a SQL source: its one column, at most MAX_SQL_VALUES rows (the
+    build checks this very text; the newline ends a trailing comment)."""
+    return f"SELECT * FROM (\n{text}\n) AS completion LIMIT {MAX_SQL_VALUES}"
+
+
+class CompletionHost:
+    def __init__(
+        self,
+        document: Mapping[str, Any],
+        prompt_arguments: Mapping[str, Sequence[str]],
+        definition: Any,
+        settings: Mapping[str, Any],
+        *,
+        seconds: float = COMPLETION_SECONDS,
+    ):
+        self._prompts = document.get("prompts", {})
+        self._resources = document.get("resources", {})
+        self._prompt_arguments = prompt_arguments  # every prompt and its arguments, completed or not
+        self.definition = definition
+        self.settings = settings
+        self.seconds = seconds
+
+    async def complete(
+        self, ctx: Any, params: types.CompleteRequestParams, caller: Any = None
+    ) -> types.CompleteResult:
+        ref, argument = params.ref, params.argument
+        if len(argument.value.encode("utf-8", "surrogatepass")) > MAX_VALUE_BYTES:
+            raise MCPError(types.INVALID_PARAMS, f"argument.value is over {MAX_VALUE_BYTES} bytes")
+        given = dict(params.context.arguments or {}) if params.context is not None else {}
+        if any(len(str(v).encode("utf-8", "surrogatepass")) > MAX_VALUE_BYTES for v in given.values()):
+            raise MCPError(types.INVALID_PARAMS, f"a context argument is over {MAX_VALUE_BYTES} bytes")
+        if isinstance(ref, types.PromptReference):
+            declared = self._prompt_arguments.get(ref.name)
+            if declared is None:
+                raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {ref.name!r}", {"prompt": ref.name})
+            if argument.name not in declared:
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"prompt {ref.name!r} has no argument {argument.name!r}",
+                    {"argument": argument.name},
+                )
+            source = self._prompts.get(ref.name, {}).get(argument.name)
+            where = f"argument {argument.name!r} of prompt {ref.name!r}"
+        else:
+            source = self._resources.get(ref.uri, {}).get(argument.name)
+            where = f"variable {argument.name!r} of {ref.uri}"
+        if source is None:
+            return _answer([], 0, False)
+        values, total, more = await self._run(source, argument.value, given, caller, where)
+        return _answer(values, total, more)
+
+    async def _run(
+        self, source: Mapping[str, Any], value: str, given: dict[str, str], caller: Any, where: str
+    ) -> tuple[list[str], int | None, bool]:
+        if "values" in source:
+            prefix = value.casefold()
+            found = [v for v in source["values"] if v.casefold().startswith(prefix)]
+            return found[:MAX_VALUES], len(found), len(found) > MAX_VALUES
+        try:
+            with anyio.fail_after(self.seconds):
+                found = await self._read(source, value, given, caller)
+        except TimeoutError:
+            logger.error("completion of %s took over %s s and was stopped", where, self.seconds)
+            return [], 0, False
+        except Exception as err:
+            logger.error("completion of %s failed: %s\n%s", where, err, traceback.format_exc())
+            return [], 0, False
+        texts = list(dict.fromkeys(_text(v) for v in found if v is not None))
+        if "function" in source:  # the function gave all it has
+            return texts[:MAX_VALUES], len(texts), len(texts) > MAX_VALUES
+        more = len(texts) > MAX_VALUES
+        return texts[:MAX_VALUES], None if more else len(texts), more
+
+    async def _read(
+        self, source: Mapping[str, Any], value: str, given: dict[str, str], caller: Any
+    ) -> list[Any]:
+        context = ToolContext(
+            tool="completion/complete", caps={}, settings=self.settings, server=self.definition, caller=caller
+        )
+        if "collection" in source:
+            module = importlib.import_module(RECORDS_COMPLETION)
+            return await module.field_values(
+                context, source["collection"], source["field"], value, MAX_SQL_VALUES
+            )
+        if "sql" in source:
+            params = {name: value if name == "value" else given.get(name, "") for name in source["params"]}
+            return await _run_sql(context, source["statement"], params)
+        module_name, _, attr = source["function"].partition(":")
+        fn = getattr(importlib.import_module(module_name), attr)
+        found = await fn(value, given)
+        if not isinstance(found, list | tuple):
+            raise TypeError(f"{source['function']} returned {type(found).__name__}, not a list of strings")
+        return list(found)
+
+
+async def _run_sql(context: ToolContext, statement: str, params: dict[str, str]) -> list[Any]:
+    """Through the SQL backend's engine code: the server's sandboxed DuckDB, one interruptible
+    cursor; a completion stopped by the time limit interrupts its statement."""
+    engine = importlib.import_module(SQL_CONNECTION)
+    server = context.server
+    catalog = server.sql_catalog()
+    database = await context.run_sync(engine.database_for, server, catalog, context.settings)
+    call = engine.Call(database)
+    try:
+        rows = await context.run_sync(call.run, lambda cursor: cursor.execute(statement, params).fetchall())
+    except BaseException:
+        call.stop()
+        raise
+    return [row[0] for row in rows]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else str(value)
+
+
+def _answer(values: list[str], total: int | None, more: bool) -> types.CompleteResult:
+    return types.CompleteResult(completion=types.Completion(values=values, total=total, has_more=more))
