@@ -15,14 +15,15 @@ import binascii
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import mcp_types as types
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 from mcp.shared.exceptions import MCPError
 
 from .defaults import DEFAULT_PAGE_SIZE
+
+if TYPE_CHECKING:  # Jinja2 loads on the first prompts/get, not at start-up
+    import jinja2
 
 MAX_ARGUMENT_BYTES = 64 * 1024  # one argument's value
 MAX_RENDERED_BYTES = 1 << 20  # the text of one prompts/get answer, all messages together
@@ -49,6 +50,9 @@ async def no_resources(uri: str) -> list[ResourceContents]:
 @lru_cache(maxsize=1)
 def template_environment() -> jinja2.Environment:
     """The one environment prompt templates are parsed (build) and rendered (runtime) in."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
     return ImmutableSandboxedEnvironment(
         undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
     )
