@@ -12,11 +12,12 @@ empty list and a logged error, never a dead request.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import math
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -31,6 +32,7 @@ MAX_VALUES = 100  # the MCP specification's limit on one answer
 MAX_SQL_VALUES = MAX_VALUES + 1  # rows a SQL source reads: one more tells whether there are more
 MAX_VALUE_BYTES = 64 * 1024  # what the user typed, and each context argument
 COMPLETION_SECONDS = 2.0
+PREPARE_SECONDS = 60.0  # opening a collection's frame or the SQL database, once per server process
 RECORDS_COMPLETION = "lynxc.runtime.backends.records.completion"  # imported by name, like backends
 SQL_CONNECTION = "lynxc.runtime.backends.sql.connection"
 
@@ -57,6 +59,7 @@ class CompletionHost:
         self.definition = definition
         self.settings = settings
         self.seconds = seconds
+        self._preparing: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
 
     async def complete(
         self, ctx: Any, params: types.CompleteRequestParams, caller: Any = None
@@ -95,8 +98,7 @@ class CompletionHost:
             found = [v for v in source["values"] if v.casefold().startswith(prefix)]
             return found[:MAX_VALUES], len(found), len(found) > MAX_VALUES
         try:
-            with anyio.fail_after(self.seconds):
-                found = await self._read(source, value, given, caller)
+            found = await self._read(source, value, given, caller)
         except TimeoutError:
             logger.error("completion of %s took over %s s and was stopped", where, self.seconds)
             return [], 0, False
@@ -112,32 +114,64 @@ class CompletionHost:
     async def _read(
         self, source: Mapping[str, Any], value: str, given: dict[str, str], caller: Any
     ) -> list[Any]:
+        """The source's values. Opening the data a source reads (a collection's frame, the SQL
+        database) is bounded by PREPARE_SECONDS and goes on when a request stops waiting, so the
+        next one finds it open; the lookup itself is bounded by `self.seconds`."""
         context = ToolContext(
             tool="completion/complete", caps={}, settings=self.settings, server=self.definition, caller=caller
         )
         if "collection" in source:
-            module = importlib.import_module(RECORDS_COMPLETION)
-            return await module.field_values(
-                context, source["collection"], source["field"], value, MAX_SQL_VALUES
+            records = importlib.import_module(RECORDS_COMPLETION)
+            key = ("collection", source["collection"], source["field"], _caller_key(caller))
+            prepared = await self._prepared(
+                key, lambda: records.prepare(context, source["collection"], source["field"])
             )
+            if prepared is None:
+                return []
+            with anyio.fail_after(self.seconds):
+                return await records.field_values(context, prepared, value, MAX_SQL_VALUES)
         if "sql" in source:
+            engine = importlib.import_module(SQL_CONNECTION)
+            server = self.definition
+
+            async def open_database() -> Any:
+                return await context.run_sync(
+                    engine.database_for, server, server.sql_catalog(), self.settings
+                )
+
+            database = await self._prepared(("sql",), open_database)
             params = {name: value if name == "value" else given.get(name, "") for name in source["params"]}
-            return await _run_sql(context, source["statement"], params)
+            with anyio.fail_after(self.seconds):
+                return await _run_sql(context, engine, database, source["statement"], params)
         module_name, _, attr = source["function"].partition(":")
         fn = getattr(importlib.import_module(module_name), attr)
-        found = await fn(value, given)
+        with anyio.fail_after(self.seconds):
+            found = await fn(value, given)
         if not isinstance(found, list | tuple):
             raise TypeError(f"{source['function']} returned {type(found).__name__}, not a list of strings")
         return list(found)
 
+    async def _prepared(self, key: tuple[Any, ...], open_: Callable[[], Awaitable[Any]]) -> Any:
+        """What `open_` opens (the backends keep what they opened: a frame per table version,
+        a database per server); one opening per key at a time, shielded, so a request that
+        stops waiting leaves it to finish for the next."""
+        task = self._preparing.get(key)
+        if task is None:
+            task = self._preparing[key] = asyncio.ensure_future(open_())
+            task.add_done_callback(lambda done: self._forget(key, done))
+        return await asyncio.wait_for(asyncio.shield(task), PREPARE_SECONDS)
 
-async def _run_sql(context: ToolContext, statement: str, params: dict[str, str]) -> list[Any]:
+    def _forget(self, key: tuple[Any, ...], done: asyncio.Future[Any]) -> None:
+        self._preparing.pop(key, None)
+        if not done.cancelled() and done.exception() is not None:  # retrieved: logged by whoever waits
+            logger.debug("opening completion data failed: %s", done.exception())
+
+
+async def _run_sql(
+    context: ToolContext, engine: Any, database: Any, statement: str, params: dict[str, str]
+) -> list[Any]:
     """Through the SQL backend's engine code: the server's sandboxed DuckDB, one interruptible
     cursor; a completion stopped by the time limit interrupts its statement."""
-    engine = importlib.import_module(SQL_CONNECTION)
-    server = context.server
-    catalog = server.sql_catalog()
-    database = await context.run_sync(engine.database_for, server, catalog, context.settings)
     call = engine.Call(database)
     try:
         rows = await context.run_sync(call.run, lambda cursor: cursor.execute(statement, params).fetchall())
@@ -145,6 +179,11 @@ async def _run_sql(context: ToolContext, statement: str, params: dict[str, str])
         call.stop()
         raise
     return [row[0] for row in rows]
+
+
+def _caller_key(caller: Any) -> Any:
+    """A caller's identity, for what is prepared per caller (a bound collection's visibility)."""
+    return None if caller is None else repr(caller)
 
 
 def _text(value: Any) -> str:

@@ -328,18 +328,16 @@ def _check_sql(
                 )
                 continue
             statement = sql_statement(text)
-            cursor = build.connection.cursor()
+            connection = build.connection  # its views are temporary: this connection's own
             try:
-                cursor.execute(statement, {name: "" for name in names})
-                columns = cursor.description or []
+                connection.execute(statement, {name: "" for name in names})
+                columns = connection.description or []
             except duckdb.InterruptException:
                 result.diagnostics.append(_sql_problem(site, "took too long to check and was stopped"))
                 break
             except duckdb.Error as err:
                 result.diagnostics.append(_sql_problem(site, f"fails: {_first_line(err)}"))
                 continue
-            finally:
-                cursor.close()
             if len(columns) != 1:
                 result.diagnostics.append(
                     _sql_problem(site, f"returns {len(columns)} columns: a completion returns exactly one")
