@@ -76,7 +76,13 @@ def _load_file(path: Path, cache: Store | None = None) -> Result[SpecSource]:
         ResourceSource(loaded.value, resource, ("resources", i))
         for i, resource in enumerate(parsed.value.resources)
     )
-    return Result(SpecSource(loaded.value, parsed.value, tools, (file_id,), resources))
+    source = SpecSource(loaded.value, parsed.value, tools, (file_id,), resources)
+    from ..lower.prompts import PromptSource
+
+    object.__setattr__(
+        source, "prompts", tuple(PromptSource(loaded.value, p, ("prompts", i)) for i, p in enumerate(parsed.value.prompts))
+    )
+    return Result(source)
 
 
 def _load_folder(folder: Path, cache: Store | None = None) -> Result[SpecSource]:
@@ -133,9 +139,9 @@ def _load_folder(folder: Path, cache: Store | None = None) -> Result[SpecSource]
         diagnostics.append(_too_many(len(tools), Span(display_path(folder))))
     if head.value is None or diagnostics:
         return Result(None, tuple(diagnostics))
-    return Result(
-        SpecSource(head.value.server_doc, head.value.server, tuple(tools), tuple(files), tuple(resources))
-    )
+    source = SpecSource(head.value.server_doc, head.value.server, tuple(tools), tuple(files), tuple(resources))
+    object.__setattr__(source, "prompts", getattr(head.value, "prompts", ()))
+    return Result(source)
 
 
 def _holds_neither(doc: SourceDoc) -> bool:

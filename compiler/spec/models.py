@@ -600,6 +600,9 @@ class Resource(_Strict):
     )
 
 
+from .surface import Prompt  # noqa: E402
+
+
 class ServerFile(_Strict):
     """A server spec: `server:` and its tools and resources, inline or in sibling files."""
 
@@ -607,6 +610,7 @@ class ServerFile(_Strict):
     server: Server
     tools: list[Tool] = Field(default_factory=list)
     resources: list[Resource] = Field(default_factory=list)
+    prompts: list[Prompt] = Field(default_factory=list)
 
 
 class ToolFile(_Strict):
