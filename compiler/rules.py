@@ -625,9 +625,7 @@ _RULES = (
         "prompt",
         "A completion source is exactly one of values (non-empty), collection with field, sql or function.",
     ),
-    Rule(
-        "COMPLETION_COLLECTION_UNKNOWN", "error", "prompt", "A completion's collection is a declared one."
-    ),
+    Rule("COMPLETION_COLLECTION_UNKNOWN", "error", "prompt", "A completion's collection is a declared one."),
     Rule(
         "COMPLETION_FIELD_INVALID",
         "error",

@@ -25,22 +25,16 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from .context import ToolContext
+from .prompt_templates import MAX_ARGUMENT_BYTES, MAX_SQL_VALUES, MAX_VALUES
+from .prompt_templates import sql_statement as sql_statement  # where tests find it
 
 logger = logging.getLogger("lynxc.runtime")
 
-MAX_VALUES = 100  # the MCP specification's limit on one answer
-MAX_SQL_VALUES = MAX_VALUES + 1  # rows a SQL source reads: one more tells whether there are more
-MAX_VALUE_BYTES = 64 * 1024  # what the user typed, and each context argument
+MAX_VALUE_BYTES = MAX_ARGUMENT_BYTES  # what the user typed, and each context argument
 COMPLETION_SECONDS = 2.0
 PREPARE_SECONDS = 60.0  # opening a collection's frame or the SQL database, once per server process
 RECORDS_COMPLETION = "lynxc.runtime.backends.records.completion"  # imported by name, like backends
 SQL_CONNECTION = "lynxc.runtime.backends.sql.connection"
-
-
-def sql_statement(text: str) -> str:
-    """What the engine runs for a SQL source: its one column, at most MAX_SQL_VALUES rows (the
-    build checks this very text; the newline ends a trailing comment)."""
-    return f"SELECT * FROM (\n{text}\n) AS completion LIMIT {MAX_SQL_VALUES}"
 
 
 class CompletionHost:

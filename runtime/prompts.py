@@ -14,20 +14,16 @@ import base64
 import binascii
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from .defaults import DEFAULT_PAGE_SIZE
+from .prompt_templates import MAX_ARGUMENT_BYTES, MAX_RENDERED_BYTES, template_environment
 
 if TYPE_CHECKING:  # Jinja2 loads on the first prompts/get, not at start-up
     import jinja2
-
-MAX_ARGUMENT_BYTES = 64 * 1024  # one argument's value
-MAX_RENDERED_BYTES = 1 << 20  # the text of one prompts/get answer, all messages together
-MAX_IMAGE_BYTES = 1 << 20  # one image file of a prompt
 
 ResourceContents = types.TextResourceContents | types.BlobResourceContents
 ReadResource = Callable[[str], Awaitable[list[ResourceContents]]]
@@ -45,17 +41,6 @@ class ResourceNotFound(Exception):
 async def no_resources(uri: str) -> list[ResourceContents]:
     """The reader of a server that serves no resources."""
     raise ResourceNotFound(uri)
-
-
-@lru_cache(maxsize=1)
-def template_environment() -> jinja2.Environment:
-    """The one environment prompt templates are parsed (build) and rendered (runtime) in."""
-    import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    return ImmutableSandboxedEnvironment(
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-    )
 
 
 def invalid(message: str, **data: Any) -> MCPError:

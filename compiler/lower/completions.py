@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.backend import resolve_target
-from lynxc.runtime.completions import MAX_SQL_VALUES, sql_statement
+from lynxc.runtime.prompt_templates import MAX_SQL_VALUES, sql_statement
 
 from ..diagnostics import Diagnostic, Span
 from ..limits import SQL_CHECK_CPU_SECONDS, SQL_CHECK_WALL_SECONDS
@@ -86,13 +86,13 @@ def prompt_sites(prompts: Iterable[Any]) -> list[CompletionSite]:
 def resource_sites(resources: Iterable[Any]) -> tuple[list[CompletionSite], list[Diagnostic]]:
     """The completed variables of resource templates (items with .doc, .resource, .base); a
     variable that is not its template's is refused."""
-    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
-
     sites, found = [], []
     for item in resources:
         resource = item.resource
         if not resource.variables:
             continue
+        from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate  # the SDK, when needed
+
         if resource.uri_template is None:
             found.append(
                 diagnostic(

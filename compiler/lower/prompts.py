@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from lynxc.runtime.prompts import MAX_IMAGE_BYTES, MAX_RENDERED_BYTES, template_environment
+from lynxc.runtime.prompt_templates import MAX_IMAGE_BYTES, MAX_RENDERED_BYTES, template_environment
 
 from ..diagnostics import Diagnostic, Span
 from ..ir import PromptIR, canonical_json

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic, Result, Span
 from ..limits import MAX_TOOLS
@@ -33,6 +33,13 @@ class ResourceSource:
     doc: SourceDoc
     resource: Resource
     base: NodePath  # where the resource mapping sits in its document
+
+
+@dataclass(frozen=True)
+class PromptItem:  # stand-in until RENAME part A: one declared prompt and where it sits
+    doc: SourceDoc
+    prompt: Any
+    base: NodePath
 
 
 @dataclass(frozen=True)
@@ -77,10 +84,10 @@ def _load_file(path: Path, cache: Store | None = None) -> Result[SpecSource]:
         for i, resource in enumerate(parsed.value.resources)
     )
     source = SpecSource(loaded.value, parsed.value, tools, (file_id,), resources)
-    from ..lower.prompts import PromptSource
-
     object.__setattr__(
-        source, "prompts", tuple(PromptSource(loaded.value, p, ("prompts", i)) for i, p in enumerate(parsed.value.prompts))
+        source,
+        "prompts",
+        tuple(PromptItem(loaded.value, p, ("prompts", i)) for i, p in enumerate(parsed.value.prompts)),
     )
     return Result(source)
 
@@ -139,7 +146,9 @@ def _load_folder(folder: Path, cache: Store | None = None) -> Result[SpecSource]
         diagnostics.append(_too_many(len(tools), Span(display_path(folder))))
     if head.value is None or diagnostics:
         return Result(None, tuple(diagnostics))
-    source = SpecSource(head.value.server_doc, head.value.server, tuple(tools), tuple(files), tuple(resources))
+    source = SpecSource(
+        head.value.server_doc, head.value.server, tuple(tools), tuple(files), tuple(resources)
+    )
     object.__setattr__(source, "prompts", getattr(head.value, "prompts", ()))
     return Result(source)
 

@@ -29,7 +29,8 @@ def parsed(text: str, name: str = "spec.yaml"):
     doc = parse_yaml(text, name).value
     assert doc is not None
     prompts = [
-        PromptSource(doc, Prompt.model_validate(p), ("prompts", i)) for i, p in enumerate(doc.data.get("prompts", []))
+        PromptSource(doc, Prompt.model_validate(p), ("prompts", i))
+        for i, p in enumerate(doc.data.get("prompts", []))
     ]
     resources = [
         Item(doc, Resource.model_validate(r), ("resources", i), "resource")
@@ -95,7 +96,8 @@ def test_a_good_prompt_lowers_to_its_list_entry_and_rendering():
             [("PROMPT_NAME_DUPLICATE", "spec.yaml:3:12")],
         ),
         (  # an argument a template cannot name
-            "prompts:\n  - name: p\n    description: d\n    arguments: {not: {description: x}, 2x: {description: y}}\n"
+            "prompts:\n  - name: p\n    description: d\n"
+            "    arguments: {not: {description: x}, 2x: {description: y}}\n"
             "    messages: [{text: '{{ 1 }}'}]\n",
             [
                 ("PROMPT_ARGUMENT_NAME_INVALID", "spec.yaml:4:17"),
@@ -119,7 +121,8 @@ def test_a_good_prompt_lowers_to_its_list_entry_and_rendering():
             [("PROMPT_ARGUMENT_UNUSED", "spec.yaml:4:17")],
         ),
         (  # the classic sandbox escape is refused at build
-            "prompts:\n  - name: p\n    description: d\n    messages: [{text: \"{{ ''.__class__.__mro__ }}\"}]\n",
+            "prompts:\n  - name: p\n    description: d\n"
+            "    messages: [{text: \"{{ ''.__class__.__mro__ }}\"}]\n",
             [("PROMPT_TEMPLATE_UNSAFE", "spec.yaml:4:23"), ("PROMPT_TEMPLATE_UNSAFE", "spec.yaml:4:23")],
         ),
         (  # through an item, too
@@ -135,7 +138,8 @@ def test_a_good_prompt_lowers_to_its_list_entry_and_rendering():
         (  # a resource message naming nothing the server serves
             "prompts:\n  - name: p\n    description: d\n    arguments: {n: {description: x, sample: '8'}}\n"
             "    messages: [{resource: 'pep://{{ n }}'}]\n"
-            "resources:\n  - {name: g, uri: 'docs://guide', description: d, mime_type: text/plain, text: hi}\n",
+            "resources:\n"
+            "  - {name: g, uri: 'docs://guide', description: d, mime_type: text/plain, text: hi}\n",
             [("PROMPT_RESOURCE_UNKNOWN", "spec.yaml:5:27")],
         ),
         (  # an image that is not there
@@ -175,7 +179,10 @@ def test_a_syntax_error_on_one_line_is_at_the_value():
 def test_an_image_is_embedded_and_a_large_one_refused(tmp_path):
     (tmp_path / "logo.png").write_bytes(PNG)
     (tmp_path / "big.png").write_bytes(b"\x89PNG" + b"\0" * (1 << 20))
-    good = "prompts:\n  - name: p\n    description: d\n    messages: [{image: {file: logo.png, mime_type: image/png}}]\n"
+    good = (
+        "prompts:\n  - name: p\n    description: d\n"
+        "    messages: [{image: {file: logo.png, mime_type: image/png}}]\n"
+    )
     (prompt,), diagnostics = lowered(good, tmp_path)
     assert diagnostics == []
     assert prompt.render["messages"][0]["image"]["mime_type"] == "image/png"

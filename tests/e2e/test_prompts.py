@@ -29,7 +29,9 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = tmp_path_factory.mktemp("prompts") / "project"
     shutil.copytree(FIXTURE, project)
-    built = subprocess.run([LYNXC, "--project", str(project), "build"], env=ENV, capture_output=True, text=True)
+    built = subprocess.run(
+        [LYNXC, "--project", str(project), "build"], env=ENV, capture_output=True, text=True
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     return project
 
@@ -141,7 +143,9 @@ async def test_a_template_reaching_for_python_is_refused_at_build(tmp_path: Path
     shutil.copytree(FIXTURE, project)
     spec = project / "specs" / "prompts-demo.yaml"
     spec.write_text(spec.read_text().replace("Hello {{ name }}!", "{{ name.__class__.__mro__ }}"))
-    built = subprocess.run([LYNXC, "--project", str(project), "build"], env=ENV, capture_output=True, text=True)
+    built = subprocess.run(
+        [LYNXC, "--project", str(project), "build"], env=ENV, capture_output=True, text=True
+    )
     assert built.returncode != 0
     assert "PROMPT_TEMPLATE_UNSAFE" in built.stdout + built.stderr
     assert "specs/prompts-demo.yaml:36:" in built.stdout + built.stderr
