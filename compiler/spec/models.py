@@ -645,6 +645,7 @@ class SpecFile(_Strict):
     tool: Tool | None = None
     resources: list[Resource] | None = None
     resource: Resource | None = None
+    prompts: list[Prompt] | None = None  # stand-in until RENAME part A
 
 
 SchemaNode.model_rebuild()
