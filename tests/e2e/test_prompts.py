@@ -37,8 +37,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @asynccontextmanager
-async def connected(project: Path, transport: str) -> AsyncIterator[Client]:
-    args = ["--project", str(project), "serve", "prompts-demo"]
+async def connected(project: Path, transport: str, *extra: str) -> AsyncIterator[Client]:
+    args = ["--project", str(project), "serve", "prompts-demo", *extra]
     if transport == "stdio":
         async with Client(StdioServerParameters(command=LYNXC, args=args, env=ENV)) as client:
             yield client
@@ -100,6 +100,17 @@ async def test_list_get_and_complete(project: Path, transport: str) -> None:
     assert base64.b64decode(image.content.data).startswith(b"\x89PNG")
     assert (tones.completion.values, tones.completion.total) == (["warm", "Wry"], 2)
     assert colours.completion.values == ["dark red", "dark rebeccapurple"]
+
+
+async def test_prompts_list_paginates_with_a_cursor(project: Path) -> None:
+    async with connected(project, "stdio", "--page-size", "1") as client:
+        first = await client.list_prompts()
+        second = await client.list_prompts(cursor=first.next_cursor)
+        with pytest.raises(MCPError) as bad:
+            await client.list_prompts(cursor="bogus")
+    assert [p.name for p in first.prompts] == ["greet"]
+    assert [p.name for p in second.prompts] == ["paint"] and second.next_cursor is None
+    assert bad.value.code == -32602
 
 
 @TRANSPORTS
