@@ -630,7 +630,7 @@ _RULES = (
         "COMPLETION_FIELD_INVALID",
         "error",
         "prompt",
-        "A completion's field is a top-level string, integer, enum or text field of its collection.",
+        "A completion's field is a top-level string, integer or enum field of its collection.",
     ),
     Rule(
         "COMPLETION_SQL_INVALID",

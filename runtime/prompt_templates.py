@@ -34,3 +34,19 @@ def sql_statement(text: str) -> str:
     """What the engine runs for a SQL completion source: its one column, at most MAX_SQL_VALUES
     rows (the build checks this very text; the newline ends a trailing comment)."""
     return f"SELECT * FROM (\n{text}\n) AS completion LIMIT {MAX_SQL_VALUES}"
+
+
+class RenderedTooLarge(Exception):
+    """A template's output went past the limit (rendering stopped there)."""
+
+
+def render_bounded(template: jinja2.Template, values: dict[str, str], limit: int = MAX_RENDERED_BYTES) -> str:
+    """The template's text, rendered piece by piece and stopped once it passes `limit` bytes:
+    a loop cannot fill memory before the limit is checked."""
+    pieces, size = [], 0
+    for piece in template.generate(values):
+        size += len(piece.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise RenderedTooLarge(f"renders to over {limit} bytes")
+        pieces.append(piece)
+    return "".join(pieces)

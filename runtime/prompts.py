@@ -20,7 +20,13 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from .defaults import DEFAULT_PAGE_SIZE
-from .prompt_templates import MAX_ARGUMENT_BYTES, MAX_RENDERED_BYTES, template_environment
+from .prompt_templates import (
+    MAX_ARGUMENT_BYTES,
+    MAX_RENDERED_BYTES,
+    RenderedTooLarge,
+    render_bounded,
+    template_environment,
+)
 
 if TYPE_CHECKING:  # Jinja2 loads on the first prompts/get, not at start-up
     import jinja2
@@ -108,8 +114,14 @@ class PromptHost:
                 )
                 continue
             kind = "text" if "text" in message else "resource"
-            text = self._template(params.name, index, message[kind]).render(values)
-            size += len(text.encode())
+            try:
+                text = render_bounded(
+                    self._template(params.name, index, message[kind]), values, MAX_RENDERED_BYTES - size
+                )
+            except RenderedTooLarge:
+                size = MAX_RENDERED_BYTES + 1
+            else:
+                size += len(text.encode("utf-8", "surrogatepass"))
             if size > MAX_RENDERED_BYTES:
                 raise MCPError(
                     types.INTERNAL_ERROR,

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from ..cache import Store
     from ..spec.load import SpecSource
 
-# Record field types whose values a user types.
-COMPLETABLE_TYPES = ("string", "integer", "enum", "text")
+# Record field types whose values a user types (a `text` field's long bodies are no completion,
+# and the records frame completions read does not hold them).
+COMPLETABLE_TYPES = ("string", "integer", "enum")
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ def _check_shape(
                     f"'{source.field}' is no top-level field of collection '{source.collection}'"
                     if kind_of is None
                     else f"field '{source.field}' of '{source.collection}' is of type {kind_of}: "
-                    "only string, integer, enum and text fields complete",
+                    "only string, integer and enum fields complete",
                     _span(site, "field"),
                     did_you_mean(source.field, completable) or "fields: " + ", ".join(completable),
                 )

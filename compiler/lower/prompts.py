@@ -20,7 +20,13 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from lynxc.runtime.prompt_templates import MAX_IMAGE_BYTES, MAX_RENDERED_BYTES, template_environment
+from lynxc.runtime.prompt_templates import (
+    MAX_IMAGE_BYTES,
+    MAX_RENDERED_BYTES,
+    RenderedTooLarge,
+    render_bounded,
+    template_environment,
+)
 
 from ..diagnostics import Diagnostic, Span
 from ..ir import PromptIR, canonical_json
@@ -111,6 +117,8 @@ def _lower_prompt(
     samples = {
         name: sample_value(argument.sample, argument.complete) for name, argument in prompt.arguments.items()
     }
+    # As a prompts/get that leaves every optional argument out renders it: empty text.
+    bare = {name: samples[name] if argument.required else "" for name, argument in prompt.arguments.items()}
     used: set[str] = set()
     rendered_ok = True
     messages: list[dict[str, Any]] = []
@@ -149,6 +157,10 @@ def _lower_prompt(
             rendered_ok = False
             continue
         rendered = _render(template, samples, doc.span(where), prompt.name, index)
+        if not isinstance(rendered, Diagnostic) and bare != samples:
+            bare_render = _render(template, bare, doc.span(where), prompt.name, index)
+            if isinstance(bare_render, Diagnostic):
+                rendered = bare_render
         if isinstance(rendered, Diagnostic):
             found.append(rendered)
             rendered_ok = False
@@ -283,7 +295,13 @@ def _render(
     template: jinja2.Template, samples: Mapping[str, str], span: Span, prompt: str, index: int
 ) -> str | Diagnostic:
     try:
-        text = template.render(samples)
+        text = render_bounded(template, dict(samples))
+    except RenderedTooLarge:
+        return diagnostic(
+            "PROMPT_RENDER_FAILED",
+            f"message {index + 1} of prompt '{prompt}' renders to over {MAX_RENDERED_BYTES} bytes",
+            span,
+        )
     except Exception as err:  # SecurityError, UndefinedError, a filter's own failure ...
         return diagnostic(
             "PROMPT_RENDER_FAILED",
@@ -292,12 +310,6 @@ def _render(
             f"{type(err).__name__}: {err}",
             span,
             "give each argument a `sample:` the template renders with",
-        )
-    if len(text.encode()) > MAX_RENDERED_BYTES:
-        return diagnostic(
-            "PROMPT_RENDER_FAILED",
-            f"message {index + 1} of prompt '{prompt}' renders to over {MAX_RENDERED_BYTES} bytes",
-            span,
         )
     return text
 

@@ -135,6 +135,16 @@ def test_a_good_prompt_lowers_to_its_list_entry_and_rendering():
             "    messages: [{text: '{{ (n | int) + n }}'}]\n",
             [("PROMPT_RENDER_FAILED", "spec.yaml:5:23")],
         ),
+        (  # a loop whose output would not fit an answer: stopped at the limit
+            "prompts:\n  - name: p\n    description: d\n"
+            "    messages: [{text: '{% for i in range(99999) %}{{ range(99) | list }}{% endfor %}'}]\n",
+            [("PROMPT_RENDER_FAILED", "spec.yaml:4:23")],
+        ),
+        (  # renders with its sample, not with the optional argument left out (empty)
+            "prompts:\n  - name: p\n    description: d\n    arguments: {n: {description: x, sample: '2'}}\n"
+            "    messages: [{text: '{{ 10 / (n | int) }}'}]\n",
+            [("PROMPT_RENDER_FAILED", "spec.yaml:5:23")],
+        ),
         (  # a resource message naming nothing the server serves
             "prompts:\n  - name: p\n    description: d\n    arguments: {n: {description: x, sample: '8'}}\n"
             "    messages: [{resource: 'pep://{{ n }}'}]\n"
@@ -252,6 +262,7 @@ def test_completion_sources_lower_into_completions_json():
         ("{collection: pep, field: number}", "COMPLETION_COLLECTION_UNKNOWN"),
         ("{collection: peps, field: nmber}", "COMPLETION_FIELD_INVALID"),
         ("{collection: peps, field: authors}", "COMPLETION_FIELD_INVALID"),
+        ("{collection: peps, field: body}", "COMPLETION_FIELD_INVALID"),
         ("{function: not-a-target}", "COMPLETION_FUNCTION_INVALID"),
         ("{sql: 'SELECT 1'}", "COMPLETION_SQL_INVALID"),  # no SQL data
     ],
