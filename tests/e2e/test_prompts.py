@@ -37,10 +37,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @asynccontextmanager
-async def connected(project: Path, transport: str, *extra: str) -> AsyncIterator[Client]:
+async def connected(project: Path, transport: str, *extra: str, mode: str = "auto") -> AsyncIterator[Client]:
     args = ["--project", str(project), "serve", "prompts-demo", *extra]
     if transport == "stdio":
-        async with Client(StdioServerParameters(command=LYNXC, args=args, env=ENV)) as client:
+        async with Client(StdioServerParameters(command=LYNXC, args=args, env=ENV), mode=mode) as client:
             yield client
         return
     import socket
@@ -58,7 +58,7 @@ async def connected(project: Path, transport: str, *extra: str) -> AsyncIterator
                 break
             except OSError:
                 time.sleep(0.05)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
             yield client
     finally:
         process.terminate()
@@ -68,9 +68,11 @@ async def connected(project: Path, transport: str, *extra: str) -> AsyncIterator
 TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # the modern era, and the initialize handshake
 @TRANSPORTS
-async def test_list_get_and_complete(project: Path, transport: str) -> None:
-    async with connected(project, transport) as client:
+async def test_list_get_and_complete(project: Path, transport: str, mode: str) -> None:
+    async with connected(project, transport, mode=mode) as client:
+        era = client.protocol_version
         listed = await client.list_prompts()
         greeting = await client.get_prompt("greet", {"name": "Ada", "tone": "warm"})
         plain = await client.get_prompt("greet", {"name": "Ada"})
@@ -79,6 +81,7 @@ async def test_list_get_and_complete(project: Path, transport: str) -> None:
         colours = await client.complete(
             types.PromptReference(name="paint"), {"name": "colour", "value": "re"}, {"shade": "dark "}
         )
+    assert (era == "2026-07-28") == (mode == "auto")
     assert [p.name for p in listed.prompts] == ["greet", "paint"]
     assert listed.prompts[0].model_dump(exclude_none=True) == {
         "name": "greet",
@@ -113,9 +116,10 @@ async def test_prompts_list_paginates_with_a_cursor(project: Path) -> None:
     assert bad.value.code == -32602
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 @TRANSPORTS
-async def test_capabilities_follow_the_declarations(project: Path, transport: str) -> None:
-    async with connected(project, transport) as client:
+async def test_capabilities_follow_the_declarations(project: Path, transport: str, mode: str) -> None:
+    async with connected(project, transport, mode=mode) as client:
         capabilities = client.server_capabilities
     assert capabilities is not None
     assert capabilities.prompts is not None and capabilities.completions is not None

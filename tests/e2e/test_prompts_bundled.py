@@ -87,3 +87,15 @@ def test_every_bundled_prompt_server_lists_its_files(tmp_path: Path) -> None:
         text = (ROOT / "generated" / server / "server.py").read_text()
         for name in ("prompts.json", "prompt_messages.json", "completions.json"):
             assert f"'{name}':" in text
+
+
+@pytest.mark.parametrize("server", sorted(p.name for p in (ROOT / "generated").iterdir() if p.is_dir()))
+async def test_capabilities_advertise_prompts_and_completions_only_where_declared(server: str) -> None:
+    from lynxc.runtime.definition import load_definition
+    from lynxc.runtime.host import ToolHost
+
+    folder = ROOT / "generated" / server
+    async with Client(ToolHost(load_definition(folder), {}).server(), mode="legacy") as client:
+        capabilities = client.server_capabilities
+    assert (capabilities.prompts is not None) == (folder / "prompts.json").is_file()
+    assert (capabilities.completions is not None) == (folder / "completions.json").is_file()
