@@ -27,6 +27,7 @@ from ..spec.source import NodePath, SourceDoc
 from ..spec.surface import CompletionSource
 from ..suggest import did_you_mean
 from .backend_probe import read_declarations, refused_target
+from .sql.check import is_sql_tool
 
 if TYPE_CHECKING:
     from ..cache import Store
@@ -277,6 +278,16 @@ def _check_sql(
 ) -> list[tuple[CompletionSite, dict[str, Any]]]:
     """Each SQL source bound and described against the build's DuckDB of the declared data."""
     server = source.server.server if source is not None else None
+    if server is not None and server.duckdb is not None and not any(is_sql_tool(t) for t in source.tools):
+        for site in sites:
+            result.diagnostics.append(
+                _sql_problem(
+                    site,
+                    "runs SQL, but the server has no SQL tool: the completion reads the data its tools read",
+                    "declare a SQL tool over the data, or complete from values or a function",
+                )
+            )
+        return []
     if server is None or server.duckdb is None:
         engine = next((e for e in ("postgres", "sqlite") if getattr(server, e, None) is not None), None)
         for site in sites:

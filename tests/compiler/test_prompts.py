@@ -4,6 +4,7 @@ COMPLETION_* rule, good and bad, with the file:line:col it reports."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,76 @@ def test_the_completions_document_is_json():
         "      n: {description: x, complete: {values: [a]}}\n    messages: [{text: '{{ n }}'}]\n"
     )
     assert json.loads(json.dumps(result.document))["prompts"]["p"]["n"] == {"values": ["a"]}
+
+
+SQL_SPEC = """\
+lynxc: 1
+server:
+  name: sqlp
+  version: 1.0.0
+  duckdb:
+    views:
+      countries: {reader: read_json, setting: countries_file, options: {format: newline_delimited},
+                  sample: countries.jsonl.gz}
+  settings:
+    countries_file: {type: string, default: countries.jsonl.gz, description: The data.}
+tools:
+  - name: count_countries
+    description: {purpose: Count the countries.}
+    backend: {sql: "SELECT count(*) AS n FROM countries", result: one}
+prompts:
+  - name: p
+    description: d
+    arguments:
+      region: {description: r}
+      code:
+        description: c
+        complete:
+          sql: COMPLETION
+    messages: [{text: "{{ code }} {{ region }}"}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("statement", "problem"),
+    [
+        ("SELECT cca3 FROM countries WHERE cca3 ILIKE $value || '%' AND region = $region", None),
+        ("SELECT cca3, region FROM countries", "returns 2 columns"),
+        ("SELECT cca3 FROM countries WHERE cca3 = $valeu", "binds $valeu"),
+        ("SELECT cca3 FROM nowhere", "fails: Catalog Error"),
+        ("SELEC cca3", "fails: Parser Error"),
+    ],
+)
+def test_a_sql_completion_is_checked_against_the_declared_data(tmp_path, statement, problem):
+    from lynxc.compiler.lower.server import compile_spec
+
+    shutil.copy(Path(__file__).parents[2] / "specs/countries-sql/data/countries.jsonl.gz", tmp_path)
+    spec = tmp_path / "sqlp.yaml"
+    spec.write_text(SQL_SPEC.replace("COMPLETION", json.dumps(statement)))
+    result = compile_spec(spec, check_backends=False)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if problem is None:
+        assert errors == [] and result.value is not None
+        source = json.loads(result.value.completions_json)["prompts"]["p"]["code"]
+        assert source["params"] == ["value", "region"]
+        assert source["statement"].endswith("LIMIT 101")
+    else:
+        assert [d.rule_id for d in errors] == ["COMPLETION_SQL_INVALID"]
+        assert problem in errors[0].message
+        assert str(errors[0].span).endswith("sqlp.yaml:23:16")
+
+
+def test_a_sql_completion_needs_a_sql_tool(tmp_path):
+    from lynxc.compiler.lower.server import compile_spec
+
+    shutil.copy(Path(__file__).parents[2] / "specs/countries-sql/data/countries.jsonl.gz", tmp_path)
+    spec = tmp_path / "sqlp.yaml"
+    text = SQL_SPEC.replace("COMPLETION", '"SELECT cca3 FROM countries"')
+    text = text.replace(
+        "tools:\n  - name: count_countries", "tools:\n  - name: count_countries\n    backend: x.y:z"
+    )
+    spec.write_text(
+        text.replace('    backend: {sql: "SELECT count(*) AS n FROM countries", result: one}\n', "")
+    )
+    result = compile_spec(spec, check_backends=False)
+    assert any("has no SQL tool" in d.message for d in result.diagnostics)
