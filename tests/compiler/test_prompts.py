@@ -368,3 +368,33 @@ def test_a_sql_completion_needs_a_sql_tool(tmp_path):
     )
     result = compile_spec(spec, check_backends=False)
     assert any("has no SQL tool" in d.message for d in result.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [
+        ("tests.fixtures.completions:colours", None),
+        ("tests.fixtures.completions:nope", "cannot load function"),
+        ("tests.fixtures.nowhere:colours", "No module named"),
+        ("os:system", "function of Python itself"),
+    ],
+)
+def test_a_function_completion_is_imported_by_the_probe(tmp_path, target, problem):
+    from lynxc.compiler.lower.server import compile_spec
+
+    spec = tmp_path / "fn.yaml"
+    spec.write_text(
+        "lynxc: 1\nserver: {name: fn, version: 1.0.0}\ntools:\n"
+        "  - {name: echo, backend: 'tests.fixtures.backends:echo', description: {purpose: Echo.},\n"
+        "     parameters: {text: {type: string, required: true, description: Text.}}}\n"
+        "prompts:\n  - name: p\n    description: d\n"
+        f"    arguments: {{c: {{description: x, complete: {{function: '{target}'}}}}}}\n"
+        "    messages: [{text: '{{ c }}'}]\n"
+    )
+    errors = [d for d in compile_spec(spec).diagnostics if d.rule_id.startswith("COMPLETION")]
+    if problem is None:
+        assert errors == []
+    else:
+        assert [d.rule_id for d in errors] == ["COMPLETION_FUNCTION_INVALID"]
+        assert problem in errors[0].message
+        assert str(errors[0].span).endswith("fn.yaml:9:58")
