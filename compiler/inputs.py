@@ -4,7 +4,7 @@ a generated `tools.json`, a saved `tools/list` answer, `git:REF[:PATH]` (specs a
 of its servers (`wire.Side`).
 
 Declared records come with the servers of a spec (from the IR) and of a generated folder (its
-resources.json; none when it has no such file). A JSON file given alone is a tools/list answer,
+collections.json; none when it has no such file). A JSON file given alone is a tools/list answer,
 which cannot say what a server declares: its resources are unknown and not compared."""
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from .wire import ServerWire, Side, auth_of_payload, resources_from_document, wi
 GIT_PREFIX = "git:"
 RELEASE_PREFIX = "release:"
 _SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-RESOURCES_FILE = "resources.json"
+COLLECTIONS_FILE = "collections.json"
+# Where a folder generated before issue 31 kept its declared records (now MCP resources).
+LEGACY_COLLECTIONS_FILE = "resources.json"
 
 
 class DiffInputError(Exception):
@@ -124,7 +126,7 @@ def _load_path(path: Path, label: str) -> Side:
         return _load_specs([path], label)
     if (path / "tools.json").is_file():
         wire = _load_json(path / "tools.json", label)
-        resources = _load_resources(path / RESOURCES_FILE, label)
+        resources = _load_resources(path, label)
         return Side({path.name: replace(wire, resources=resources)})
     specs = discover_specs(path)
     if specs:
@@ -138,7 +140,9 @@ def _load_specs(paths: list[Path], label: str) -> Side:
     servers: dict[str, ServerWire] = {}
     diagnostics: list[Diagnostic] = []
     for path in paths:
-        result = compile_spec(path, check_backends=False)
+        # A side may predate issue 31 (git:BASE of the pull request that renames): its records
+        # under `resources:` are read as `collections:`, so the two sides still compare.
+        result = compile_spec(path, check_backends=False, legacy_records=True)
         diagnostics.extend(result.diagnostics)
         if result.value is not None:
             servers[result.value.name] = wire_from_ir(result.value, label)
@@ -150,12 +154,21 @@ def _json_name(path: Path) -> str:
     return path.parent.name if path.name == "tools.json" else path.stem
 
 
-def _load_resources(path: Path, label: str) -> list[dict[str, Any]]:
-    """The resources of a generated folder's resources.json; a folder without one has none."""
+def _load_resources(folder: Path, label: str) -> list[dict[str, Any]]:
+    """The declared records of a generated folder's collections.json (or, from a build before
+    issue 31, its resources.json when that holds records); a folder without one has none."""
+    path = folder / COLLECTIONS_FILE
     if not path.is_file():
-        return []
-    shown = f"{label}: {RESOURCES_FILE}"
-    data = _read_json(path, shown, "a resources.json")
+        legacy = folder / LEGACY_COLLECTIONS_FILE
+        if not legacy.is_file():
+            return []
+        shown = f"{label}: {LEGACY_COLLECTIONS_FILE}"
+        data = _read_json(legacy, shown, "a resources.json")
+        if not (isinstance(data, dict) and "format" in data):
+            return []  # MCP resources, not records
+    else:
+        shown = f"{label}: {COLLECTIONS_FILE}"
+        data = _read_json(path, shown, "a collections.json")
     try:
         return resources_from_document(data)
     except ValueError as err:

@@ -166,7 +166,7 @@ def lower(
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
-    resources, resource_diagnostics = lower_resources(source.resources)
+    resources, resource_diagnostics = lower_resources(source.collections)
     diagnostics.extend(resource_diagnostics)
     records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
@@ -338,9 +338,9 @@ def lower(
 
     surface = lower_surface(
         source,
-        getattr(source, "prompts", ()),
-        (),  # the server's MCP resources, once the spec reads them
-        collection_fields(r.resource for r in source.resources),
+        source.prompts,
+        source.resources,
+        collection_fields(c.collection for c in source.collections),
         check_backends=check_backends,
         cache=cache,
     )
@@ -743,8 +743,9 @@ def compile_spec(
     check_backends: bool = True,
     build_settings: Mapping[str, str] | None = None,
     cache: Store | None = None,
+    legacy_records: bool = False,
 ) -> Result[ServerIR]:
-    loaded = load_spec(path, cache)
+    loaded = load_spec(path, cache, legacy_records=legacy_records)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
     lowered = lower(loaded.value, check_backends=check_backends, build_settings=build_settings, cache=cache)

@@ -7,6 +7,6 @@ steps for the records a server declares (`resources`); pairing of servers and to
 (`compare`); renderers (`render`); released baselines and the changelog (`changelog`).
 
 May import the shared bottom modules (diagnostics, rules, ir, wire, files) and the fixed
-resources.json format (runtime/backends/records/definitions.py); it judges wire forms,
+collections.json format (runtime/backends/records/definitions.py); it judges wire forms,
 so it needs neither the spec front end nor lint nor emit.
 """
