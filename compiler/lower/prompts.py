@@ -31,8 +31,9 @@ from lynxc.runtime.prompt_templates import (
 from ..diagnostics import Diagnostic, Span
 from ..ir import PromptIR, canonical_json
 from ..rules import diagnostic
+from ..spec.load import PromptSource
 from ..spec.source import NodePath, SourceDoc
-from ..spec.surface import Prompt, Resource
+from ..spec.surface import Resource
 from ..suggest import did_you_mean
 
 PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -42,15 +43,6 @@ JINJA_WORDS = frozenset(
     {"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None", "loop"}
 )
 DEFAULT_SAMPLE = "sample"
-
-
-@dataclass(frozen=True)
-class PromptSource:
-    """One declared prompt and where it sits (the shape of `SpecSource.prompts` items)."""
-
-    doc: SourceDoc
-    prompt: Prompt
-    base: NodePath
 
 
 def sample_value(sample: str | None, complete: Any) -> str:
@@ -393,13 +385,13 @@ def lower_surface(
     check_backends: bool = True,
     cache: Any = None,
 ) -> SurfaceLowering:
-    """The server's prompts (items with .doc, .prompt, .base), and the completions of their
-    arguments and of its resource templates' variables (items with .doc, .resource, .base);
+    """The server's prompts, and the completions of their arguments and of its resource
+    templates' variables (spec.load's PromptSource and ResourceSource items);
     `collections` maps each declared collection to {top-level field: type}."""
     from .completions import check_completions, prompt_sites, resource_sites
 
     spec_dir = Path(source.server_doc.file).parent
-    sources = [PromptSource(item.doc, item.prompt, item.base) for item in prompts]
+    sources = list(prompts)
     lowered, found = lower_prompts(sources, [item.resource for item in resources], spec_dir)
     sites, problems = resource_sites(resources)
     found.extend(problems)
