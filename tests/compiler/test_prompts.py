@@ -398,3 +398,56 @@ def test_a_function_completion_is_imported_by_the_probe(tmp_path, target, proble
         assert [d.rule_id for d in errors] == ["COMPLETION_FUNCTION_INVALID"]
         assert problem in errors[0].message
         assert str(errors[0].span).endswith("fn.yaml:9:58")
+
+
+RESOURCE_SPEC = """\
+lynxc: 1
+server: {name: res, version: 1.0.0}
+tools:
+  - {name: echo, backend: 'tests.fixtures.backends:echo', description: {purpose: Echo.},
+     parameters: {text: {type: string, required: true, description: Text.}}}
+resources:
+  - name: data
+    uri_template: "test://template/{id}/data"
+    description: Data of one id.
+    mime_type: application/json
+    text: '{"id": "{{ id }}"}'
+    variables: {id: {description: The id., complete: {values: ["1", "2", "10"]}}}
+  - {name: hello, uri: "test://static-text", description: Hello., mime_type: text/plain, text: hi}
+prompts:
+  - name: p
+    description: d
+    arguments: {id: {description: The id., required: true, complete: {values: ["1"]}}}
+    messages:
+      - {text: "Look at {{ id }}:"}
+      - {resource: URI}
+"""
+
+
+@pytest.mark.parametrize(
+    ("uri", "good"),
+    [
+        ("test://template/{{ id }}/data", True),
+        ("test://static-text", True),
+        ("test://template/{{ id }}", False),
+        ("test://other", False),
+    ],
+)
+def test_resource_messages_against_the_declared_resources(tmp_path, uri, good):
+    from lynxc.compiler.lower.server import compile_spec
+
+    spec = tmp_path / "res.yaml"
+    spec.write_text(RESOURCE_SPEC.replace("URI", json.dumps(uri)))
+    result = compile_spec(spec, check_backends=False)
+    prompt_errors = [d for d in result.diagnostics if d.rule_id.startswith(("PROMPT", "COMPLETION"))]
+    if good:
+        assert prompt_errors == []
+        assert result.value is not None
+        assert json.loads(result.value.completions_json)["resources"] == {
+            "test://template/{id}/data": {"id": {"values": ["1", "2", "10"]}}
+        }
+    else:
+        assert [(d.rule_id, str(d.span).rsplit("/", 1)[1]) for d in prompt_errors] == [
+            ("PROMPT_RESOURCE_UNKNOWN", "res.yaml:20:20")
+        ]
+        assert "test://template/{id}/data" in (prompt_errors[0].hint or "")
