@@ -212,7 +212,7 @@ def _check_shape(
                     f"'{source.collection}' is no collection of this server",
                     _span(site, "collection"),
                     did_you_mean(source.collection or "", collections)
-                    or ("collections: " + ", ".join(collections) if collections else "declare it first"),
+                    or ("collections: " + ", ".join(collections) if collections else "the server declares no collections"),
                 )
             )
             return None
