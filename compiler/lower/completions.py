@@ -212,7 +212,11 @@ def _check_shape(
                     f"'{source.collection}' is no collection of this server",
                     _span(site, "collection"),
                     did_you_mean(source.collection or "", collections)
-                    or ("collections: " + ", ".join(collections) if collections else "the server declares no collections"),
+                    or (
+                        "collections: " + ", ".join(collections)
+                        if collections
+                        else "the server declares no collections"
+                    ),
                 )
             )
             return None
