@@ -56,7 +56,7 @@ class CompletionHost:
         self._preparing: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
 
     async def complete(
-        self, ctx: Any, params: types.CompleteRequestParams, caller: Any = None
+        self, ctx: Any, params: types.CompleteRequestParams, caller: Any = None, client_log: Any = None
     ) -> types.CompleteResult:
         ref, argument = params.ref, params.argument
         if len(argument.value.encode("utf-8", "surrogatepass")) > MAX_VALUE_BYTES:
@@ -81,23 +81,33 @@ class CompletionHost:
             where = f"variable {argument.name!r} of {ref.uri}"
         if source is None:
             return _answer([], 0, False)
-        values, total, more = await self._run(source, argument.value, given, caller, where)
+        context = ToolContext(
+            tool="completion/complete",
+            caps={},
+            settings=self.settings,
+            server=self.definition,
+            caller=caller,
+            **({"client_log": client_log} if client_log is not None else {}),
+        )
+        values, total, more = await self._run(source, argument.value, given, context, where)
         return _answer(values, total, more)
 
     async def _run(
-        self, source: Mapping[str, Any], value: str, given: dict[str, str], caller: Any, where: str
+        self, source: Mapping[str, Any], value: str, given: dict[str, str], context: ToolContext, where: str
     ) -> tuple[list[str], int | None, bool]:
         if "values" in source:
             prefix = value.casefold()
             found = [v for v in source["values"] if v.casefold().startswith(prefix)]
             return found[:MAX_VALUES], len(found), len(found) > MAX_VALUES
         try:
-            found = await self._read(source, value, given, caller)
+            found = await self._read(source, value, given, context)
         except TimeoutError:
             logger.error("completion of %s took over %s s and was stopped", where, self.seconds)
+            await context.log("error", f"completion of {where} took over {self.seconds} s and was stopped")
             return [], 0, False
         except Exception as err:
             logger.error("completion of %s failed: %s\n%s", where, err, traceback.format_exc())
+            await context.log("error", f"completion of {where} failed: {type(err).__name__}: {err}")
             return [], 0, False
         texts = list(dict.fromkeys(_text(v) for v in found if v is not None))
         if "function" in source:  # the function gave all it has
@@ -106,17 +116,14 @@ class CompletionHost:
         return texts[:MAX_VALUES], None if more else len(texts), more
 
     async def _read(
-        self, source: Mapping[str, Any], value: str, given: dict[str, str], caller: Any
+        self, source: Mapping[str, Any], value: str, given: dict[str, str], context: ToolContext
     ) -> list[Any]:
         """The source's values. Opening the data a source reads (a collection's frame, the SQL
         database) is bounded by PREPARE_SECONDS and goes on when a request stops waiting, so the
         next one finds it open; the lookup itself is bounded by `self.seconds`."""
-        context = ToolContext(
-            tool="completion/complete", caps={}, settings=self.settings, server=self.definition, caller=caller
-        )
         if "collection" in source:
             records = importlib.import_module(RECORDS_COMPLETION)
-            key = ("collection", source["collection"], source["field"], _caller_key(caller))
+            key = ("collection", source["collection"], source["field"], _caller_key(context.caller))
             prepared = await self._prepared(
                 key, lambda: records.prepare(context, source["collection"], source["field"])
             )

@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -37,10 +38,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @asynccontextmanager
-async def connected(project: Path, transport: str, *extra: str, mode: str = "auto") -> AsyncIterator[Client]:
+async def connected(
+    project: Path, transport: str, *extra: str, mode: str = "auto", **options: Any
+) -> AsyncIterator[Client]:
     args = ["--project", str(project), "serve", "prompts-demo", *extra]
     if transport == "stdio":
-        async with Client(StdioServerParameters(command=LYNXC, args=args, env=ENV), mode=mode) as client:
+        server = StdioServerParameters(command=LYNXC, args=args, env=ENV)
+        async with Client(server, mode=mode, **options) as client:
             yield client
         return
     import socket
@@ -58,7 +62,7 @@ async def connected(project: Path, transport: str, *extra: str, mode: str = "aut
                 break
             except OSError:
                 time.sleep(0.05)
-        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode, **options) as client:
             yield client
     finally:
         process.terminate()
@@ -123,6 +127,23 @@ async def test_capabilities_follow_the_declarations(project: Path, transport: st
         capabilities = client.server_capabilities
     assert capabilities is not None
     assert capabilities.prompts is not None and capabilities.completions is not None
+
+
+@TRANSPORTS
+async def test_a_failing_source_answers_nothing_and_tells_the_client_log(
+    project: Path, transport: str
+) -> None:
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def keep(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    async with connected(project, transport, mode="legacy", logging_callback=keep) as client:
+        answer = await client.complete(types.PromptReference(name="paint"), {"name": "finish", "value": "m"})
+        await client.list_prompts()  # the log notification precedes the answer; this settles it
+    assert (answer.completion.values, answer.completion.has_more) == ([], False)
+    assert [m.level for m in logged] == ["error"]
+    assert "the completion source is down" in str(logged[0].data)
 
 
 @pytest.mark.parametrize(
