@@ -60,7 +60,7 @@ def _describe(source: dict[str, Any] | None) -> str:
     if "collection" in source:
         return f"values of `{source['field']}` in `{source['collection']}`"
     if "sql" in source:
-        return "a SQL query over the server's data"
+        return "SQL: `" + " ".join(source["sql"].split()) + "`"
     return f"`{source['function']}`"
 
 
