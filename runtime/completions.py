@@ -16,6 +16,7 @@ import asyncio
 import importlib
 import logging
 import math
+import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -35,6 +36,7 @@ COMPLETION_SECONDS = 2.0
 PREPARE_SECONDS = 60.0  # opening a collection's frame or the SQL database, once per server process
 RECORDS_COMPLETION = "lynxc.runtime.backends.records.completion"  # imported by name, like backends
 SQL_CONNECTION = "lynxc.runtime.backends.sql.connection"
+SQLITE_DATABASE = "lynxc.runtime.backends.sql.sqlite.database"
 
 
 class CompletionHost:
@@ -131,6 +133,21 @@ class CompletionHost:
                 return []
             with anyio.fail_after(self.seconds):
                 return await records.field_values(context, prepared, value, MAX_SQL_VALUES)
+        if "sql" in source and source.get("engine") == "sqlite":
+            sqlite = importlib.import_module(SQLITE_DATABASE)
+            server = self.definition
+
+            async def open_sqlite() -> Any:
+                return await context.run_sync(
+                    sqlite.sqlite_database_for, server, server.sql_catalog(), self.settings
+                )
+
+            database = await self._prepared(("sqlite",), open_sqlite)
+            params = {name: value if name == "value" else given.get(name, "") for name in source["params"]}
+            with anyio.fail_after(self.seconds):
+                return await context.run_sync(
+                    _sqlite_rows, database, source["statement"], params, self.seconds
+                )
         if "sql" in source:
             engine = importlib.import_module(SQL_CONNECTION)
             server = self.definition
@@ -179,6 +196,17 @@ async def _run_sql(
     except BaseException:
         call.stop()
         raise
+    return [row[0] for row in rows]
+
+
+def _sqlite_rows(database: Any, statement: str, params: dict[str, str], seconds: float) -> list[Any]:
+    """A SQLite source's values, on one pooled connection (read-only, the tools' authorizer),
+    stopped by SQLite's progress handler once `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    with database.connection() as pooled:
+        pooled.connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        pooled.access.reset()
+        rows = pooled.connection.execute(statement, params).fetchall()
     return [row[0] for row in rows]
 
 

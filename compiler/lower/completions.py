@@ -292,15 +292,18 @@ def _check_sql(
                 )
             )
         return []
+    if server is not None and server.sqlite is not None and server.duckdb is None:
+        assert source is not None
+        return _check_sqlite(sites, source, result)
     if server is None or server.duckdb is None:
-        engine = next((e for e in ("postgres", "sqlite") if getattr(server, e, None) is not None), None)
+        engine = next((e for e in ("postgres",) if getattr(server, e, None) is not None), None)
         for site in sites:
             result.diagnostics.append(
                 diagnostic(
                     "COMPLETION_SQL_INVALID",
                     f"the completion of '{site.name}' runs SQL, but "
                     + (
-                        f"completions over {engine} are not supported yet (DuckDB data only)"
+                        f"completions over {engine} are not supported yet (DuckDB and SQLite data only)"
                         if engine
                         else "the server declares no SQL data"
                     ),
@@ -360,6 +363,73 @@ def _check_sql(
                 )
                 continue
             passed.append((site, {"sql": site.source.sql, "statement": statement, "params": names}))
+    return passed
+
+
+def _check_sqlite(
+    sites: Sequence[CompletionSite], source: SpecSource, result: CompletionCheck
+) -> list[tuple[CompletionSite, dict[str, Any]]]:
+    """Each SQL source prepared against the build's SQLite database of the declared shape, under
+    the authorizer a SQL tool's statement is held to (reads only)."""
+    import sqlite3
+
+    from lynxc.runtime.backends.sql.sqlite.access import install
+
+    from .sql.sqlite.build import BudgetSpent, open_build_database
+    from .sql.sqlite.scan import scan
+
+    try:
+        build, problems = open_build_database(source, SQL_CHECK_CPU_SECONDS)
+    except BudgetSpent:
+        build, problems = None, [_sql_problem(sites[0], "took too long to check and was stopped")]
+    if build is None:
+        result.diagnostics.extend(problems)
+        return []
+    passed = []
+    try:
+        result.files.extend(build.files)
+        access = install(build.connection)
+        for site in sites:
+            text = (site.source.sql or "").strip().rstrip(";")
+            allowed = ("value", *site.siblings)
+            parameters = scan(text).parameters
+            unnamed = [p for p in parameters if p.mark == "?"]
+            unknown = [p.name for p in parameters if p.mark != "?" and p.name not in allowed]
+            if unnamed or unknown:
+                name = unknown[0] if unknown else "?"
+                result.diagnostics.append(
+                    _sql_problem(
+                        site,
+                        f"binds {'$' + name if unknown else 'a positional ?'}, which is neither $value nor "
+                        "another " + ("argument" if site.kind == "prompts" else "variable"),
+                        did_you_mean(name, allowed) or "it may bind: " + ", ".join(f"${n}" for n in allowed),
+                    )
+                )
+                continue
+            names = list(dict.fromkeys(p.name for p in parameters))
+            statement = sql_statement(text)
+            access.reset()
+            try:
+                cursor = build.connection.execute(statement, {name: "" for name in names})
+                columns = cursor.description or []
+                cursor.close()
+            except BudgetSpent:
+                result.diagnostics.append(_sql_problem(site, "took too long to check and was stopped"))
+                break
+            except sqlite3.Error as err:
+                refused = "; ".join(access.refused)
+                result.diagnostics.append(_sql_problem(site, f"fails: {refused or _first_line(err)}"))
+                continue
+            if len(columns) != 1:
+                result.diagnostics.append(
+                    _sql_problem(site, f"returns {len(columns)} columns: a completion returns exactly one")
+                )
+                continue
+            passed.append(
+                (site, {"sql": site.source.sql, "statement": statement, "params": names, "engine": "sqlite"})
+            )
+    finally:
+        build.connection.close()
     return passed
 
 
