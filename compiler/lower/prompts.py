@@ -10,6 +10,7 @@ server does not serve never reaches a build. Image files are read, checked and e
 from __future__ import annotations
 
 import base64
+import hashlib
 import mimetypes
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -400,8 +401,24 @@ def lower_surface(
     )
     found.extend(checked.diagnostics)
     return SurfaceLowering(
-        lowered, "" if checked.empty else canonical_json(checked.document), found, checked.files
+        lowered,
+        "" if checked.empty else canonical_json(checked.document),
+        found,
+        [*_image_files(lowered, spec_dir), *checked.files],
     )
+
+
+def _image_files(prompts: Iterable[PromptIR], spec_dir: Path) -> list[tuple[str, str]]:
+    """(display path, sha256) of each image the prompts embed: inputs of the build, as the spec
+    files are (the header names them; a changed image rebuilds)."""
+    found = {}
+    for prompt in prompts:
+        for message in prompt.render["messages"]:
+            if "image" in message:
+                image = message["image"]
+                digest = hashlib.sha256(base64.b64decode(image["data"])).hexdigest()
+                found[(spec_dir / image["file"]).as_posix()] = digest
+    return list(found.items())
 
 
 def collection_fields(collections: Iterable[Any]) -> dict[str, dict[str, str]]:
