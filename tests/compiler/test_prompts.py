@@ -451,3 +451,15 @@ def test_resource_messages_against_the_declared_resources(tmp_path, uri, good):
             ("PROMPT_RESOURCE_UNKNOWN", "res.yaml:20:20")
         ]
         assert "test://template/{id}/data" in (prompt_errors[0].hint or "")
+
+
+def test_an_embedded_image_is_an_input_of_the_build(tmp_path, monkeypatch):
+    from lynxc.compiler.lower.server import compile_spec
+
+    project = tmp_path / "project"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "prompts_project", project)
+    monkeypatch.chdir(project)
+    result = compile_spec(Path("specs/prompts-demo.yaml"), check_backends=False)
+    assert result.value is not None
+    files = {f.path for f in result.value.spec_files}
+    assert "specs/data/swatch.png" in files
