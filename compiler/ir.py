@@ -575,6 +575,7 @@ class ServerIR:
     examples: tuple[ExampleIR, ...] = ()
     test_fixture: TestFixtureIR | None = None
     prompts: tuple[PromptIR, ...] = ()
+    completions_json: str = ""  # canonical JSON of completions.json (lower/completions.py), "" when none
     mcp_resources: tuple[McpResourceIR, ...] = ()
 
 

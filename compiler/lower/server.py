@@ -52,6 +52,7 @@ from .examples import lower_examples
 from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
 from .mcp_resources import hidden_sql_diagnostics, hidden_sql_tools, lower_server_resources, resource_items
 from .model_files import check_model_files, same_file, tool_module
+from .prompts import collection_fields, lower_surface
 from .records_tools import (
     DATA_DIR_SETTING,
     EMBEDDER_SETTING,
@@ -349,6 +350,17 @@ def lower(
             requests.append(request)
         http = HttpDataIR(base_url, http_auth, http_headers, tuple(requests))
 
+    surface = lower_surface(
+        source,
+        source.prompts,
+        source.resources,
+        collection_fields(c.collection for c in source.collections),
+        check_backends=check_backends,
+        cache=cache,
+    )
+    diagnostics.extend(surface.diagnostics)
+    spec_files = server_files(source, [*spec_files, *surface.files])
+
     examples, test_fixture = (), None
     if check_backends:
         examples, test_fixture, example_diagnostics = lower_examples(
@@ -381,6 +393,8 @@ def lower(
             http=http,
             examples=examples,
             test_fixture=test_fixture,
+            prompts=surface.prompts,
+            completions_json=surface.completions_json,
             mcp_resources=mcp.resources,
         ),
         tuple(diagnostics),
