@@ -72,6 +72,14 @@ server:
     description: One public note, as JSON.
     mime_type: application/json
     record: {{collection: notes}}
+prompts:
+  - name: about_ticket
+    description: Ask for help with one of your tickets, the ticket embedded.
+    arguments:
+      id: {{description: "A ticket id, e.g. T-1.", required: true, sample: T-1}}
+    messages:
+      - {{role: user, text: "Help me with ticket {{{{ id }}}}."}}
+      - {{role: user, resource: "ticket://{{{{ id }}}}"}}
 """
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
@@ -120,6 +128,17 @@ async def test_a_caller_reads_only_their_own_record_by_uri(
                 await client.read_resource(uri)
             assert raised.value.error.code == -32602
             assert raised.value.error.data == {"uri": uri}
+
+
+async def test_a_prompt_embeds_a_record_as_its_caller_may_read_it(desk: tuple[Path, dict[str, Any]]) -> None:
+    project, settings = desk
+    async with stdio_client("desk", {**settings, **claims(ALICE)}, project=project) as client:
+        prompt = await client.get_prompt("about_ticket", {"id": "T-1"})
+        embedded = json.loads(prompt.messages[1].content.resource.text)
+        assert embedded["id"] == "T-1" and embedded["data"]["customer_email"] == ALICE
+        with pytest.raises(MCPError) as raised:  # Bob's ticket: not found, for Alice
+            await client.get_prompt("about_ticket", {"id": "T-2"})
+        assert raised.value.error.code == -32602
 
 
 def load_notes(project: Path, settings: dict[str, Any], rows: list[dict[str, Any]], name: str) -> None:
