@@ -18,7 +18,7 @@ _KINDS = {
     "file": "a file of the project, copied into the build",
     "text": "a fixed text",
     "template": "a text template over the URI's variables",
-    "record": "one record of a collection (the caller's own, where the collection is bound)",
+    "record": "a record",
     "sql": "the first row of a SQL statement, as a JSON object",
     "function": "a Python function",
 }
@@ -40,6 +40,7 @@ def mcp_resource_files(server: ServerIR, header: str) -> dict[str, dict[str, Any
 def mcp_resource_docs(server: ServerIR) -> list[dict[str, Any]]:
     """One entry per resource, as the README lists it."""
     docs = []
+    bound = {collection.name for collection in server.resources if collection.bind}
     for resource in server.mcp_resources:
         wire, source = resource.wire, resource.source
         variables = []
@@ -47,7 +48,10 @@ def mcp_resource_docs(server: ServerIR) -> list[dict[str, Any]]:
             variables = uri_templates().UriTemplate.parse(wire["uriTemplate"]).variable_names
         where = {
             "file": lambda s: f" (`{s['path']}`)",
-            "record": lambda s: f" of `{s['collection']}`, keyed by `{{{s['variable']}}}`",
+            "record": lambda s: (
+                f" of `{s['collection']}`, keyed by `{{{s['variable']}}}`"
+                + (" (the caller's own: the collection is bound)" if s["collection"] in bound else "")
+            ),
             "function": lambda s: f" `{s['target']}`",
         }.get(source["kind"], lambda s: "")
         docs.append(
@@ -61,7 +65,8 @@ def mcp_resource_docs(server: ServerIR) -> list[dict[str, Any]]:
                 "size": wire.get("size"),
                 "max_bytes": source["max_bytes"],
                 "source": _KINDS[source["kind"]] + where(source),
-                "variables": variables,
+                "variables": [(name, source.get("variables", {}).get(name, "")) for name in variables],
+                "watched": source["kind"] == "record",
             }
         )
     return docs

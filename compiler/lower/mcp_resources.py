@@ -550,6 +550,11 @@ def _resource_ir(
         "text": is_text_mime(r.mime_type),
         "max_bytes": r.max_bytes,
         **source,
+        **(
+            {"variables": {name: v.description for name, v in r.variables.items() if v.description}}
+            if any(v.description for v in r.variables.values())
+            else {}
+        ),
     }
     return McpResourceIR(
         name=r.name,

@@ -80,7 +80,7 @@ SERVER = ServerDefinition(
         'models/region_summary.py': '6dd1b255bec47febc21a2a82f4ef9103f91523a5aba747ca91465cbf46e8127b',
         'prompt_messages.json': '5f26f14851f5e837c8d77242559d9e672bc51ff0a7f18190d289bc159c708c59',
         'prompts.json': '4d3ecbebec923435e1c536fedafed9feff0c52b226ca03f75c64f617b498e785',
-        'resource_sources.json': 'c61654b2e5bb58079a8dc3086104c8183423f4858bd6abceedbef5a92e8815b1',
+        'resource_sources.json': '51d71774edfc77b3fa392ac1a8f046a997e2dd655d47b6204ae0df65ed50d2d5',
         'resources.json': '209081cecd38f2ee2bf4bf3cf1cf8e3adc1e42128597b585af6afb1af8640516',
         'sql.json': 'a3486b383b057a87d26f742159825bab4b236af8dd28062d325ef20d6f8f4f43',
         'tools.json': '34ac4737b1021bf93e41b3388a50fdff41d33929c60e3dcf9cda31ba85e2329f',

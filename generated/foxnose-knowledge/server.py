@@ -76,7 +76,7 @@ SERVER = ServerDefinition(
         'prompt_messages.json': 'edec1a9256961ca46d9bd9d7b5f60d61e7495ce69ab3df6a6ead950b4a35d9c6',
         'prompts.json': '354c47d99a2db8ce6958bddcbeed0bc3d53567a5ec88ee8dba2b5b86e0ad952c',
         'resource_files/guide': '1f6cc7195c635c729231a49797dd7d1a02176a32b18790fabe759b7c19d8dbb1',
-        'resource_sources.json': '17193637faf622005e5a66e8c2eaed157295004e9c4923852e1744182cc60701',
+        'resource_sources.json': '62e33b97222282aebdc973a4b1075744995caff69b1181ab2c2e340c205d9836',
         'resources.json': '71149a4b541b66be85a5157cc641bcb57b1cc0d3f68c51906a7d75a87348cfe0',
         'tools.json': '9e31fe69e77f475a1d3000e04b7e25c212346bbe253f6e88a48f6366f892ce8f',
     },
