@@ -455,3 +455,30 @@ def test_a_clean_sql_resource_is_a_hidden_tool_of_sql_json(tmp_path: Path) -> No
     assert [t.name for t in server.tools] == ["count_things"]
     assert [t.tool for t in server.sql.tools] == ["count_things", "resource__thing"]
     assert [r.name for r in server.mcp_resources] == ["thing"]
+
+
+def test_a_function_that_does_not_import_is_refused_by_the_real_probe(tmp_path: Path) -> None:
+    from lynxc.compiler.lower.server import compile_spec
+
+    (tmp_path / "shelf.yaml").write_text(
+        textwrap.dedent(
+            """\
+            lynxc: 1
+            server: {name: shelf, version: 1.0.0}
+            tools:
+              - {name: echo, description: {purpose: Echo a text.}, backend: echo}
+            resources:
+              - name: live
+                uri_template: "live://{key}"
+                description: A live value.
+                mime_type: text/plain
+                function: lynxc_no_such_package.values:live
+            """
+        )
+    )
+    result = compile_spec(tmp_path / "shelf.yaml")
+    found = [(d.rule_id, d.span.line, d.span.col) for d in result.diagnostics if d.rule_id.startswith("MCP_")]
+    assert found == [("MCP_RESOURCE_FUNCTION_INVALID", 10, 15)]
+    assert "lynxc_no_such_package" in next(
+        d.message for d in result.diagnostics if d.rule_id.startswith("MCP_")
+    )
