@@ -29,12 +29,14 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
 
 from .resources import RECORDS_CHANGES, RECORDS_STORE, ResourceNotFound, ResourceReader, _engine
 
 logger = logging.getLogger("lynxc.runtime")
 
 POLL_SECONDS = 1.0
+MAX_URIS_PER_CONNECTION = 1000  # a client cannot make the server hold an unbounded set
 
 
 class Subscriptions:
@@ -61,7 +63,14 @@ class Subscriptions:
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         self._check(uri)
-        self._sessions.setdefault(_connection(ctx), set()).add(uri)
+        watched = self._sessions.setdefault(_connection(ctx), set())
+        if uri not in watched and len(watched) >= MAX_URIS_PER_CONNECTION:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"this connection already watches {MAX_URIS_PER_CONNECTION} URIs, the most it may; "
+                "unsubscribe from some first",
+            )
+        watched.add(uri)
         self._start()
         return types.EmptyResult()
 
@@ -75,6 +84,10 @@ class Subscriptions:
 
     async def listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
         uris = list(params.notifications.resource_subscriptions or ())
+        if len(uris) > MAX_URIS_PER_CONNECTION:
+            raise MCPError(
+                types.INVALID_PARAMS, f"a listen stream watches at most {MAX_URIS_PER_CONNECTION} URIs"
+            )
         for uri in uris:
             self._check(uri)
         if not uris:
