@@ -95,7 +95,7 @@ def lower_resources(sources: Sequence[CollectionSource]) -> tuple[tuple[Resource
         if not NAME.match(name):
             diagnostics.append(
                 diagnostic(
-                    "RESOURCE_NAME_INVALID",
+                    "COLLECTION_NAME_INVALID",
                     f"resource name '{name}' must be lowercase letters, digits and underscores, "
                     "starting with a letter",
                     span,
@@ -106,7 +106,7 @@ def lower_resources(sources: Sequence[CollectionSource]) -> tuple[tuple[Resource
             first = firsts[name].doc.span((*firsts[name].base, "name"))
             diagnostics.append(
                 diagnostic(
-                    "RESOURCE_NAME_DUPLICATE",
+                    "COLLECTION_NAME_DUPLICATE",
                     f"resource '{name}' is declared twice (first at {first})",
                     span,
                     "rename one: `to:` and `lynxc load` name a resource by its name",
@@ -216,7 +216,7 @@ class _ResourceChecker:
     def field(self, name: str, node: RecordField, path: NodePath, label: str) -> RecordFieldIR:
         if not NAME.match(name) or "__" in name:
             self.report(
-                "RESOURCE_FIELD_NAME_INVALID",
+                "COLLECTION_FIELD_NAME_INVALID",
                 f"field name '{label}' must be lowercase letters, digits and single underscores, "
                 "starting with a letter",
                 self.span(*path, key=True),
@@ -230,7 +230,7 @@ class _ResourceChecker:
         known = kind in RECORD_FIELD_TYPES
         if not known:
             self.report(
-                "RESOURCE_FIELD_TYPE_UNKNOWN",
+                "COLLECTION_FIELD_TYPE_UNKNOWN",
                 f"field '{label}': '{kind}' is not a record type",
                 self.span(*path, "type"),
                 did_you_mean(kind, RECORD_FIELD_TYPES) or "types: " + ", ".join(RECORD_FIELD_TYPES),
@@ -239,7 +239,7 @@ class _ResourceChecker:
             for key, owner in _KEY_OWNER.items():
                 if key in written and getattr(node, key) is not None and kind != owner:
                     self.report(
-                        "RESOURCE_FIELD_KEY_MISPLACED",
+                        "COLLECTION_FIELD_KEY_MISPLACED",
                         f"field '{label}': '{key}' applies to type {owner}, not {kind}",
                         self.span(*path, key, key=True),
                         f"remove '{key}', or make the field type {owner}",
@@ -247,7 +247,7 @@ class _ResourceChecker:
             needed = _NEEDED_KEY.get(kind)
             if needed is not None and getattr(node, needed) is None and kind != "enum":
                 self.report(
-                    "RESOURCE_FIELD_KEY_MISSING",
+                    "COLLECTION_FIELD_KEY_MISSING",
                     f"field '{label}' of type {kind} needs '{needed}:'",
                     self.span(*path, "type"),
                     _MISSING_HINTS[kind],
@@ -256,7 +256,7 @@ class _ResourceChecker:
         to = node.to if kind == "reference" else None
         if to is not None and to not in self.resource_names:
             self.report(
-                "RESOURCE_REFERENCE_UNKNOWN",
+                "COLLECTION_REFERENCE_UNKNOWN",
                 f"field '{label}' refers to resource '{to}', which the server does not declare",
                 self.span(*path, "to"),
                 did_you_mean(to, self.resource_names)
@@ -266,7 +266,7 @@ class _ResourceChecker:
         if kind == "array" and node.items is not None:
             if "required" in node.items.model_fields_set:
                 self.report(
-                    "RESOURCE_FIELD_KEY_MISPLACED",
+                    "COLLECTION_FIELD_KEY_MISPLACED",
                     f"field '{label}': 'required' applies to a field, not to the items of an array",
                     self.span(*path, "items", "required", key=True),
                     "remove it; an array holds no null items",
@@ -276,7 +276,7 @@ class _ResourceChecker:
         if kind == "object" and node.fields is not None:
             if not node.fields:
                 self.report(
-                    "RESOURCE_FIELD_KEY_MISSING",
+                    "COLLECTION_FIELD_KEY_MISSING",
                     f"field '{label}' of type object declares no fields",
                     self.span(*path, "fields"),
                     _MISSING_HINTS["object"],
@@ -301,7 +301,7 @@ class _ResourceChecker:
         if not node.values:
             where = self.span(*path, "values") if node.values is not None else self.span(*path, "type")
             self.report(
-                "RESOURCE_ENUM_EMPTY",
+                "COLLECTION_ENUM_EMPTY",
                 f"enum field '{label}' lists no values",
                 where,
                 "list them, e.g. values: [Draft, Final]",
@@ -311,7 +311,7 @@ class _ResourceChecker:
         for index, value in enumerate(node.values):
             if value in seen:
                 self.report(
-                    "RESOURCE_ENUM_VALUE_DUPLICATE",
+                    "COLLECTION_ENUM_VALUE_DUPLICATE",
                     f"enum field '{label}' lists '{value}' twice",
                     self.span(*path, "values", index),
                 )
@@ -325,7 +325,7 @@ class _ResourceChecker:
         found = top.get(key)
         if found is None:
             self.report(
-                "RESOURCE_FIELD_UNKNOWN",
+                "COLLECTION_FIELD_UNKNOWN",
                 f"key '{key}' names no top-level field of resource '{self.resource.name}'",
                 self.span("key"),
                 did_you_mean(key, top) or _fields_hint(top, KEY_TYPES),
@@ -335,7 +335,7 @@ class _ResourceChecker:
             return "string"  # its type is reported already
         if found.type not in KEY_TYPES:
             self.report(
-                "RESOURCE_KEY_INVALID",
+                "COLLECTION_KEY_INVALID",
                 f"key '{key}' is of type {found.type}; a key is a string or an integer",
                 self.span("key"),
                 _fields_hint(top, KEY_TYPES),
@@ -343,7 +343,7 @@ class _ResourceChecker:
             return "string"
         if not found.required:
             self.report(
-                "RESOURCE_KEY_INVALID",
+                "COLLECTION_KEY_INVALID",
                 f"key '{key}' is not required: every record needs its key",
                 self.span("key"),
                 f"add 'required: true' to field '{key}'",
@@ -362,7 +362,7 @@ class _ResourceChecker:
             if placeholder is None:
                 if not _ID_LITERAL.match(segment):
                     self.report(
-                        "RESOURCE_ID_INVALID",
+                        "COLLECTION_ID_INVALID",
                         f"resource id '{id_text}': segment '{segment}' is neither plain text "
                         "(letters, digits, '_', '-', '.', '~') nor one {placeholder}",
                         where,
@@ -375,7 +375,7 @@ class _ResourceChecker:
             shape.append("{}")
             if not NAME.match(name):
                 self.report(
-                    "RESOURCE_ID_INVALID",
+                    "COLLECTION_ID_INVALID",
                     f"resource id '{id_text}': placeholder '{{{name}}}' is not a field name",
                     where,
                     "a placeholder names a top-level reference field, like {pep}",
@@ -383,7 +383,7 @@ class _ResourceChecker:
                 continue
             if any(p.placeholder == name for p in parents):
                 self.report(
-                    "RESOURCE_ID_INVALID",
+                    "COLLECTION_ID_INVALID",
                     f"resource id '{id_text}' names placeholder '{{{name}}}' twice",
                     where,
                 )
@@ -392,7 +392,7 @@ class _ResourceChecker:
             if found is None:
                 references = {n: f for n, f in top.items() if f.type == "reference"}
                 self.report(
-                    "RESOURCE_FIELD_UNKNOWN",
+                    "COLLECTION_FIELD_UNKNOWN",
                     f"placeholder '{{{name}}}' of resource id '{id_text}' names no top-level field",
                     where,
                     did_you_mean(name, top) or _fields_hint(references, ("reference",)),
@@ -407,7 +407,7 @@ class _ResourceChecker:
                     else "is not required: every record must name its parent"
                 )
                 self.report(
-                    "RESOURCE_PLACEHOLDER_NO_PARENT",
+                    "COLLECTION_PLACEHOLDER_NO_PARENT",
                     f"placeholder '{{{name}}}' of resource id '{id_text}': field '{name}' {problem}",
                     where,
                     f"declare {name}: {{type: reference, to: <parent resource>, required: true}}",
@@ -423,19 +423,19 @@ class _ResourceChecker:
         for index, name in enumerate(names):
             span = self.span(key, index)
             if name in names[:index]:
-                self.report("RESOURCE_ENTRY_DUPLICATE", f"{key} names field '{name}' twice", span)
+                self.report("COLLECTION_ENTRY_DUPLICATE", f"{key} names field '{name}' twice", span)
                 continue
             found = top.get(name)
             if found is None:
                 self.report(
-                    "RESOURCE_FIELD_UNKNOWN",
+                    "COLLECTION_FIELD_UNKNOWN",
                     f"{key} field '{name}' names no top-level field of resource '{self.resource.name}'",
                     span,
                     did_you_mean(name, top) or _search_hint(top),
                 )
             elif _known(found) and not _searchable(found):
                 self.report(
-                    "RESOURCE_SEARCH_FIELD_NOT_TEXT",
+                    "COLLECTION_SEARCH_FIELD_NOT_TEXT",
                     f"{key} field '{name}' is of type {_type_label(found)}: search matches text only",
                     span,
                     _search_hint(top),
@@ -449,7 +449,7 @@ class _ResourceChecker:
         written = "capabilities" in self.resource.model_fields_set
         if written and not capabilities:
             self.report(
-                "RESOURCE_CAPABILITIES_EMPTY",
+                "COLLECTION_CAPABILITIES_EMPTY",
                 f"resource '{self.resource.name}' allows no capability, so no tool can read its records",
                 self.span("capabilities"),
                 "list some of: " + ", ".join(RESOURCE_CAPABILITIES) + " (omit the key for all three)",
@@ -458,17 +458,17 @@ class _ResourceChecker:
             span = self.span("capabilities", index)
             if capability not in RESOURCE_CAPABILITIES:
                 self.report(
-                    "RESOURCE_CAPABILITY_UNKNOWN",
+                    "COLLECTION_CAPABILITY_UNKNOWN",
                     f"'{capability}' is not a capability",
                     span,
                     did_you_mean(capability, RESOURCE_CAPABILITIES)
                     or "capabilities: " + ", ".join(RESOURCE_CAPABILITIES),
                 )
             elif capability in capabilities[:index]:
-                self.report("RESOURCE_ENTRY_DUPLICATE", f"capabilities name '{capability}' twice", span)
+                self.report("COLLECTION_ENTRY_DUPLICATE", f"capabilities name '{capability}' twice", span)
         if "search" in capabilities and not keyword and not meaning:
             self.report(
-                "RESOURCE_SEARCH_FIELDS_MISSING",
+                "COLLECTION_SEARCH_FIELDS_MISSING",
                 f"resource '{self.resource.name}' allows search but declares no keyword or meaning fields",
                 self.span("capabilities", key=True) if written else self.span("name"),
                 _search_fields_hint(top),
@@ -477,7 +477,7 @@ class _ResourceChecker:
             for key in ("keyword", "meaning"):
                 if getattr(self.resource, key):
                     self.report(
-                        "RESOURCE_SEARCH_FIELDS_UNUSED",
+                        "COLLECTION_SEARCH_FIELDS_UNUSED",
                         f"resource '{self.resource.name}' declares {key} fields but does not allow search",
                         self.span(key, key=True),
                         f"add search to capabilities, or remove '{key}'",
@@ -496,14 +496,14 @@ class _ResourceChecker:
             info = paths.get(path)
             if info is None:
                 self.report(
-                    "RESOURCE_FIELD_UNKNOWN",
+                    "COLLECTION_FIELD_UNKNOWN",
                     f"sort field '{path}' names no field of resource '{self.resource.name}'",
                     span,
                     did_you_mean(path, sortable) or _sortable_hint(sortable),
                 )
                 continue
             if path in seen:
-                self.report("RESOURCE_ENTRY_DUPLICATE", f"sort names field '{path}' twice", span)
+                self.report("COLLECTION_ENTRY_DUPLICATE", f"sort names field '{path}' twice", span)
                 continue
             seen.add(path)
             if not info.sortable and _known(info.field):
@@ -514,7 +514,7 @@ class _ResourceChecker:
                 else:
                     why = f"of type {info.field.type}"
                 self.report(
-                    "RESOURCE_SORT_NOT_SORTABLE",
+                    "COLLECTION_SORT_NOT_SORTABLE",
                     f"sort field '{path}' is {why}, which has no order",
                     span,
                     _sortable_hint(sortable),
@@ -532,7 +532,7 @@ class _ResourceChecker:
             record_field = top.get(name)
             if record_field is None:
                 self.report(
-                    "RESOURCE_FIELD_UNKNOWN",
+                    "COLLECTION_FIELD_UNKNOWN",
                     f"bind names no top-level field '{name}' of resource '{self.resource.name}'",
                     span,
                     did_you_mean(name, scalar) or f"fields that can be bound: {', '.join(scalar) or 'none'}",
@@ -540,14 +540,14 @@ class _ResourceChecker:
                 continue
             if record_field.type not in BINDABLE_FIELD_TYPES:
                 self.report(
-                    "RESOURCE_BIND_INVALID",
+                    "COLLECTION_BIND_INVALID",
                     f"field '{name}' is of type {record_field.type}: only "
                     f"{', '.join(BINDABLE_FIELD_TYPES)} fields can equal a claim",
                     span,
                 )
                 continue
             if not binding.from_claim.strip():
-                self.report("RESOURCE_BIND_INVALID", "from_claim names no claim", self.span("bind", name))
+                self.report("COLLECTION_BIND_INVALID", "from_claim names no claim", self.span("bind", name))
                 continue
             bound.append((name, binding.from_claim))
         return tuple(bound)
@@ -571,7 +571,7 @@ def _check_ids(lowered: Sequence[_Lowered]) -> Iterator[Diagnostic]:
             source = item.source
             span = source.doc.span((*source.base, "id" if source.collection.id is not None else "name"))
             yield diagnostic(
-                "RESOURCE_ID_DUPLICATE",
+                "COLLECTION_ID_DUPLICATE",
                 f"resource '{item.name}' has the id '{item.id}', which resource '{other.name}' "
                 f"already answers to ('{other.id}')",
                 span,
@@ -591,7 +591,7 @@ def _check_parent_cycles(lowered: Sequence[_Lowered]) -> Iterator[Diagnostic]:
         source = item.source
         span = source.doc.span((*source.base, "id" if source.collection.id is not None else "name"))
         yield diagnostic(
-            "RESOURCE_PARENT_CYCLE",
+            "COLLECTION_PARENT_CYCLE",
             f"resource '{item.name}' nests under itself: " + " -> ".join([*chain, chain[0]]),
             span,
             "a parent is the resource a record belongs to; it cannot belong to its own child",

@@ -35,7 +35,7 @@ from ..ir import (
     canonical_json,
 )
 from ..limits import MAX_TOOLS
-from ..rules import LINT_CATEGORIES, RULES, diagnostic
+from ..rules import LINT_CATEGORIES, RULES, diagnostic, renamed_rule
 from ..spec.load import SpecSource, ToolSource, load_spec
 from ..spec.models import SQL_ENGINES, Cap, HttpBackend, SchemaNode, Server, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
@@ -240,7 +240,9 @@ def lower(
         for d in settings_lowering.diagnostics
     )
     for index, ack in enumerate(server.acknowledge):
-        if RULES.get(ack.rule) is None or RULES[ack.rule].category != "diff":
+        if renamed := renamed_rule(ack.rule, doc.span(("server", "acknowledge", index, "rule"))):
+            diagnostics.append(renamed)
+        elif RULES.get(ack.rule) is None or RULES[ack.rule].category != "diff":
             diagnostics.append(
                 diagnostic(
                     "ACKNOWLEDGE_RULE_UNKNOWN",
@@ -282,7 +284,7 @@ def lower(
     unchecked: set[str] = set()
     for tool_source in all_sources:
         name = tool_source.tool.name
-        if name in seen and name not in synthesized_names:  # reported as RESOURCE_TOOL_NAME_TAKEN
+        if name in seen and name not in synthesized_names:  # reported as COLLECTION_TOOL_NAME_TAKEN
             diagnostics.append(
                 diagnostic(
                     "TOOL_NAME_DUPLICATE",
@@ -423,7 +425,7 @@ def _check_synthesized_names(
         if name in given:
             found.append(
                 diagnostic(
-                    "RESOURCE_TOOL_NAME_TAKEN",
+                    "COLLECTION_TOOL_NAME_TAKEN",
                     f"tool '{name}' is one of the records tools a server with resources gets",
                     span,
                     "rename the tool; the records tools are "
@@ -433,7 +435,7 @@ def _check_synthesized_names(
         elif (resource := models.get(same_file(tool_module(name)))) is not None:
             found.append(
                 diagnostic(
-                    "RESOURCE_TOOL_NAME_TAKEN",
+                    "COLLECTION_TOOL_NAME_TAKEN",
                     f"tool '{name}' would write models/{resource.model}.py, the record model of resource "
                     f"'{resource.name}'",
                     span,
@@ -452,7 +454,7 @@ def _check_records_settings(source: SpecSource) -> list[Diagnostic]:
     if data_dir is not None and data_dir.type != "string":
         found.append(
             diagnostic(
-                "RESOURCE_SETTING_INVALID",
+                "COLLECTION_SETTING_INVALID",
                 f"setting '{DATA_DIR_SETTING}' is where the records store lives: it must be of type string",
                 doc.span(("server", "settings", DATA_DIR_SETTING)),
                 "declare it as {type: string, format: path}, or leave it out for the default",
@@ -462,7 +464,7 @@ def _check_records_settings(source: SpecSource) -> list[Diagnostic]:
     if embedder is not None and not _names_embedders(embedder):
         found.append(
             diagnostic(
-                "RESOURCE_SETTING_INVALID",
+                "COLLECTION_SETTING_INVALID",
                 f"setting '{EMBEDDER_SETTING}' chooses the records embedder: a string among "
                 + ", ".join(EMBEDDERS),
                 doc.span(("server", "settings", EMBEDDER_SETTING)),
@@ -604,6 +606,8 @@ def _lower_tool(
 
 
 def _check_suppression(rule_id: str, span: Span) -> list[Diagnostic]:
+    if renamed := renamed_rule(rule_id, span):
+        return [renamed]
     if RULES.get(rule_id) is not None and RULES[rule_id].category in LINT_CATEGORIES:
         return []
     lint_rules = [r for r, rule in RULES.items() if rule.category in LINT_CATEGORIES]

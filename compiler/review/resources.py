@@ -145,8 +145,8 @@ def judge_resource(change: Change) -> Finding:
     path = change.path[1:]
     if not path:
         if change.op == "removed":
-            return Finding(change, "RESOURCE_REMOVED", f"resource '{name}' was removed")
-        return Finding(change, "RESOURCE_ADDED", f"resource '{name}' was added")
+            return Finding(change, "COLLECTION_REMOVED", f"resource '{name}' was removed")
+        return Finding(change, "COLLECTION_ADDED", f"resource '{name}' was added")
     if path[0] == "fields" and len(path) > 1:
         return _field_change(change, path[1:])
     return _SECTIONS.get(path[0], _other)(change)
@@ -162,7 +162,7 @@ def _field_change(change: Change, path: tuple[str, ...]) -> Finding:
         if change.op == "removed":
             return Finding(
                 change,
-                "RESOURCE_FIELD_REMOVED",
+                "COLLECTION_FIELD_REMOVED",
                 f"{who} was removed: filters, sorts and populate naming it fail, "
                 "and records that still carry it no longer load",
             )
@@ -170,31 +170,31 @@ def _field_change(change: Change, path: tuple[str, ...]) -> Finding:
             if isinstance(after, dict) and after.get("required") is True:
                 return Finding(
                     change,
-                    "RESOURCE_FIELD_ADDED_REQUIRED",
+                    "COLLECTION_FIELD_ADDED_REQUIRED",
                     f"{who} was added as required: records without it no longer load",
                 )
-            return Finding(change, "RESOURCE_FIELD_ADDED_OPTIONAL", f"{who} was added as optional")
+            return Finding(change, "COLLECTION_FIELD_ADDED_OPTIONAL", f"{who} was added as optional")
         return Finding(
-            change, "RESOURCE_FIELD_TYPE_CHANGED", f"{who} changed type: {_type(before)} -> {_type(after)}"
+            change, "COLLECTION_FIELD_TYPE_CHANGED", f"{who} changed type: {_type(before)} -> {_type(after)}"
         )
     if attribute == "required" and isinstance(after, bool):
         if after:
             return Finding(
                 change,
-                "RESOURCE_FIELD_BECAME_REQUIRED",
+                "COLLECTION_FIELD_BECAME_REQUIRED",
                 f"{who} is now required: records without it no longer load",
             )
         return Finding(
-            change, "RESOURCE_FIELD_BECAME_OPTIONAL", f"{who} is now optional: records may lack it"
+            change, "COLLECTION_FIELD_BECAME_OPTIONAL", f"{who} is now optional: records may lack it"
         )
     if attribute == "description":
-        return Finding(change, "RESOURCE_DESCRIPTION_CHANGED", f"{who}: description changed")
+        return Finding(change, "COLLECTION_DESCRIPTION_CHANGED", f"{who}: description changed")
     if attribute == "values":
         return _enum(change, who)
     if attribute == "to":
         return Finding(
             change,
-            "RESOURCE_REFERENCE_CHANGED",
+            "COLLECTION_REFERENCE_CHANGED",
             f"{who} now refers to resource {_shown(after)} instead of {_shown(before)}",
         )
     return _other(change)
@@ -228,13 +228,13 @@ def _enum(change: Change, who: str) -> Finding:
         also = f" (and now allows {_list(added)})" if added else ""
         return Finding(
             change,
-            "RESOURCE_ENUM_VALUE_REMOVED",
+            "COLLECTION_ENUM_VALUE_REMOVED",
             f"{who} no longer allows {_list(removed)}{also}: "
             "records holding it no longer load, filters on it match nothing",
         )
     if added:
-        return Finding(change, "RESOURCE_ENUM_VALUE_ADDED", f"{who} may now hold {_list(added)}")
-    return Finding(change, "RESOURCE_REORDERED", f"{who}: enum values were reordered")
+        return Finding(change, "COLLECTION_ENUM_VALUE_ADDED", f"{who} may now hold {_list(added)}")
+    return Finding(change, "COLLECTION_REORDERED", f"{who}: enum values were reordered")
 
 
 def _listed(
@@ -260,7 +260,7 @@ def _listed(
             return Finding(change, removed_rule, f"{removed_says} {names(removed)}{also}")
         if added:
             return Finding(change, added_rule, f"{added_says} {names(added)}")
-        return Finding(change, "RESOURCE_REORDERED", f"{kind} were reordered")
+        return Finding(change, "COLLECTION_REORDERED", f"{kind} were reordered")
 
     return judge
 
@@ -268,7 +268,7 @@ def _listed(
 def _id(change: Change) -> Finding:
     return Finding(
         change,
-        "RESOURCE_ID_CHANGED",
+        "COLLECTION_ID_CHANGED",
         f"resource_id {_shown(change.before)} -> {_shown(change.after)}: "
         "clients passing the old one get an error",
     )
@@ -277,7 +277,7 @@ def _id(change: Change) -> Finding:
 def _key_change(change: Change) -> Finding:
     return Finding(
         change,
-        "RESOURCE_KEY_CHANGED",
+        "COLLECTION_KEY_CHANGED",
         f"key {_shown(change.before)} -> {_shown(change.after)}: "
         "record ids and the references to them change",
     )
@@ -286,7 +286,7 @@ def _key_change(change: Change) -> Finding:
 def _sort(change: Change) -> Finding:
     return Finding(
         change,
-        "RESOURCE_SORT_CHANGED",
+        "COLLECTION_SORT_CHANGED",
         f"default order {_order(change.before)} -> {_order(change.after)}: "
         "calls without a sort get records in another order",
     )
@@ -297,8 +297,8 @@ def _text_limit(change: Change) -> Finding:
     new = change.after if isinstance(change.after, int) else None
     shown = f"max_text_chars {_limit(old)} -> {_limit(new)}"
     if new is not None and (old is None or new < old):
-        return Finding(change, "RESOURCE_TEXT_LIMIT_LOWERED", f"{shown}: lists cut text fields shorter")
-    return Finding(change, "RESOURCE_TEXT_LIMIT_RAISED", f"{shown}: lists carry more of each text field")
+        return Finding(change, "COLLECTION_TEXT_LIMIT_LOWERED", f"{shown}: lists cut text fields shorter")
+    return Finding(change, "COLLECTION_TEXT_LIMIT_RAISED", f"{shown}: lists carry more of each text field")
 
 
 def _bind(change: Change) -> Finding:
@@ -310,7 +310,7 @@ def _bind(change: Change) -> Finding:
     moved = []
     added = [f"'{field}' to the caller's '{new[field]}' claim" for field in new if field not in old]
     if added:
-        moved.append(("RESOURCE_BIND_ADDED", f"binds {', '.join(added)}: callers see only their own records"))
+        moved.append(("COLLECTION_BIND_ADDED", f"binds {', '.join(added)}: callers see only their own records"))
     changed = [
         f"'{field}' to '{new[field]}' instead of '{old[field]}'"
         for field in old
@@ -318,13 +318,13 @@ def _bind(change: Change) -> Finding:
     ]
     if changed:
         moved.append(
-            ("RESOURCE_BIND_CHANGED", f"binds {', '.join(changed)}: the same caller sees other records")
+            ("COLLECTION_BIND_CHANGED", f"binds {', '.join(changed)}: the same caller sees other records")
         )
     removed = [f"'{field}' (was the caller's '{old[field]}' claim)" for field in old if field not in new]
     if removed:
         moved.append(
             (
-                "RESOURCE_BIND_REMOVED",
+                "COLLECTION_BIND_REMOVED",
                 f"no longer binds {', '.join(removed)}: every caller now sees records it could not before",
             )
         )
@@ -335,7 +335,7 @@ def _other(change: Change) -> Finding:
     """What the format did not have when these rules were written: a reviewer must look."""
     return Finding(
         change,
-        "RESOURCE_CHANGED",
+        "COLLECTION_CHANGED",
         f"'{change.path[-1]}' {change.op}, a change lynxc cannot classify; review it",
     )
 
@@ -393,29 +393,29 @@ def _shown(value: Any) -> str:
 _SECTIONS = {
     "id": _id,
     "key": _key_change,
-    "title": lambda change: Finding(change, "RESOURCE_TITLE_CHANGED", "the resource's title changed"),
+    "title": lambda change: Finding(change, "COLLECTION_TITLE_CHANGED", "the resource's title changed"),
     "description": lambda change: Finding(
-        change, "RESOURCE_DESCRIPTION_CHANGED", "the resource's description changed"
+        change, "COLLECTION_DESCRIPTION_CHANGED", "the resource's description changed"
     ),
     "capabilities": _listed(
         "capabilities",
-        "RESOURCE_CAPABILITY_REMOVED",
-        "RESOURCE_CAPABILITY_ADDED",
+        "COLLECTION_CAPABILITY_REMOVED",
+        "COLLECTION_CAPABILITY_ADDED",
         "no longer allows",
         "now allows",
         _capability,
     ),
     "keyword": _listed(
         "keyword fields",
-        "RESOURCE_SEARCH_FIELD_REMOVED",
-        "RESOURCE_SEARCH_FIELD_ADDED",
+        "COLLECTION_SEARCH_FIELD_REMOVED",
+        "COLLECTION_SEARCH_FIELD_ADDED",
         "no longer matched by keyword:",
         "now matched by keyword:",
     ),
     "meaning": _listed(
         "meaning fields",
-        "RESOURCE_SEARCH_FIELD_REMOVED",
-        "RESOURCE_SEARCH_FIELD_ADDED",
+        "COLLECTION_SEARCH_FIELD_REMOVED",
+        "COLLECTION_SEARCH_FIELD_ADDED",
         "no longer matched by meaning:",
         "now matched by meaning:",
     ),

@@ -19,7 +19,7 @@ from lynxc.compiler.review.resources import diff_resources, judge_resource
 from lynxc.compiler.wire import ServerWire
 from tests.conftest import ROOT
 
-FIXTURE = Path(__file__).parent / "diff_rules/RESOURCE_FIELD_REMOVED/before/rules"
+FIXTURE = Path(__file__).parent / "diff_rules/COLLECTION_FIELD_REMOVED/before/rules"
 
 
 def base() -> list[dict[str, Any]]:
@@ -61,12 +61,12 @@ def test_nested_fields_and_array_items_have_paths_and_names() -> None:
     field(after, "peps", "authors")["items"]["type"] = "integer"
     field(after, "peps", "discussion", "url")["description"] = "The thread."
     assert judged(before, after) == [
-        ("changed", "Resource peps / fields / authors / items", "RESOURCE_FIELD_TYPE_CHANGED"),
-        ("removed", "Resource peps / fields / discussion / fields / forum", "RESOURCE_FIELD_REMOVED"),
+        ("changed", "Resource peps / fields / authors / items", "COLLECTION_FIELD_TYPE_CHANGED"),
+        ("removed", "Resource peps / fields / discussion / fields / forum", "COLLECTION_FIELD_REMOVED"),
         (
             "added",
             "Resource peps / fields / discussion / fields / url / description",
-            "RESOURCE_DESCRIPTION_CHANGED",
+            "COLLECTION_DESCRIPTION_CHANGED",
         ),
     ]
     messages = [judge_resource(c).message for c in diff_resources(before, after)]
@@ -93,8 +93,8 @@ def test_fields_named_like_the_format_words_parse() -> None:
     discussion["fields"].append({"name": "fields", "type": "string"})
     found = {(path, rule) for _, path, rule in judged(before, after)}
     assert found == {
-        ("Resource peps / fields / discussion / fields / items", "RESOURCE_FIELD_ADDED_REQUIRED"),
-        ("Resource peps / fields / discussion / fields / fields", "RESOURCE_FIELD_ADDED_OPTIONAL"),
+        ("Resource peps / fields / discussion / fields / items", "COLLECTION_FIELD_ADDED_REQUIRED"),
+        ("Resource peps / fields / discussion / fields / fields", "COLLECTION_FIELD_ADDED_OPTIONAL"),
     }
     messages = {judge_resource(c).message.split(" was ")[0] for c in diff_resources(before, after)}
     assert messages == {"field 'discussion.items'", "field 'discussion.fields'"}
@@ -105,7 +105,7 @@ def test_enum_values_compare_as_json() -> None:
     field(before, "peps", "status").update(values=[1, "x"])
     field(after, "peps", "status").update(values=[True, "x", "y"])
     finding = judge_resource(diff_resources(before, after)[0])
-    assert finding.rule_id == "RESOURCE_ENUM_VALUE_REMOVED"
+    assert finding.rule_id == "COLLECTION_ENUM_VALUE_REMOVED"
     assert finding.message.startswith("field 'status' no longer allows 1 (and now allows true, \"y\")")
 
 
@@ -115,9 +115,9 @@ def test_removed_and_added_together_weigh_as_the_removal() -> None:
     after[1]["capabilities"] = ["query"]
     after[1]["meaning"] = ["body"]
     assert judged(before, after) == [
-        ("changed", "Resource peps / keyword", "RESOURCE_REORDERED"),
-        ("changed", "Resource sections / capabilities", "RESOURCE_CAPABILITY_REMOVED"),
-        ("changed", "Resource sections / meaning", "RESOURCE_SEARCH_FIELD_REMOVED"),
+        ("changed", "Resource peps / keyword", "COLLECTION_REORDERED"),
+        ("changed", "Resource sections / capabilities", "COLLECTION_CAPABILITY_REMOVED"),
+        ("changed", "Resource sections / meaning", "COLLECTION_SEARCH_FIELD_REMOVED"),
     ]
     messages = [judge_resource(c).message for c in diff_resources(before, after)]
     assert (
@@ -130,7 +130,7 @@ def test_a_text_limit_set_where_there_was_none_lowers_it() -> None:
     before, after = base(), base()
     after[1]["max_text_chars"] = 4000
     assert judged(before, after) == [
-        ("added", "Resource sections / max_text_chars", "RESOURCE_TEXT_LIMIT_LOWERED")
+        ("added", "Resource sections / max_text_chars", "COLLECTION_TEXT_LIMIT_LOWERED")
     ]
 
 
@@ -138,8 +138,8 @@ def test_a_renamed_resource_is_removed_and_added() -> None:
     before, after = base(), base()
     after[1]["name"] = "parts"
     assert judged(before, after) == [
-        ("added", "Resource parts", "RESOURCE_ADDED"),
-        ("removed", "Resource sections", "RESOURCE_REMOVED"),
+        ("added", "Resource parts", "COLLECTION_ADDED"),
+        ("removed", "Resource sections", "COLLECTION_REMOVED"),
     ]
 
 
@@ -164,11 +164,11 @@ def test_every_renderer_shows_resource_changes() -> None:
     reviews = [review_pair(old, new)]
     text = render_text(reviews)
     assert "    info     DESCRIPTION_CHANGED: search_records: added Description" in text
-    assert "    breaking RESOURCE_ENUM_VALUE_REMOVED: changed Resource peps / fields / status" in text
+    assert "    breaking COLLECTION_ENUM_VALUE_REMOVED: changed Resource peps / fields / status" in text
     markdown = render_markdown(reviews)
     assert "### Breaking (1)\n" in markdown and "| `search_records` | added `Description` |" in markdown
     assert (
-        "- **breaking** `RESOURCE_ENUM_VALUE_REMOVED` — changed `Resource peps / fields / status / values`"
+        "- **breaking** `COLLECTION_ENUM_VALUE_REMOVED` — changed `Resource peps / fields / status / values`"
         in (markdown)
     )
     entry = json.loads(render_json(reviews))["servers"][0]["findings"][1]
@@ -177,7 +177,7 @@ def test_every_renderer_shows_resource_changes() -> None:
     assert entry["before"] == ["Draft", "Accepted", "Final", "Withdrawn"]
     github = render_github(reviews).splitlines()[1]
     assert github.startswith(
-        "::error file=specs/peps/peps.yaml,line=9,col=5,title=lynxc RESOURCE_ENUM_VALUE_REMOVED::"
+        "::error file=specs/peps/peps.yaml,line=9,col=5,title=lynxc COLLECTION_ENUM_VALUE_REMOVED::"
         "changed Resource peps / fields / status / values: field 'status' no longer allows"
     )
 
@@ -186,7 +186,7 @@ def test_a_tools_list_cannot_tell_resources_so_they_are_not_compared() -> None:
     with_records = ServerWire("peps", [], "generated", resources=base())
     saved = ServerWire("peps", [], "tools-list.json")  # resources None: unknown
     assert review_pair(saved, with_records).findings == ()
-    assert [f.rule_id for f in review_pair(None, with_records).findings] == ["RESOURCE_ADDED"] * 2
+    assert [f.rule_id for f in review_pair(None, with_records).findings] == ["COLLECTION_ADDED"] * 2
 
 
 def copy_generated(tmp_path: Path, name: str, resources: list[dict[str, Any]] | None) -> Path:
@@ -206,7 +206,7 @@ def test_generated_folders_carry_resources_and_a_bare_tools_json_does_not(tmp_pa
     assert load_side(str(plain), ROOT).servers["rules"].resources == []  # no collections.json: none
     assert load_side(str(records / "tools.json"), ROOT).servers["rules"].resources is None
     rules = [f.rule_id for r in review(load_side(str(plain), ROOT), side) for f in r.findings]
-    assert rules == ["RESOURCE_ADDED", "RESOURCE_ADDED"]
+    assert rules == ["COLLECTION_ADDED", "COLLECTION_ADDED"]
 
 
 def test_a_folder_generated_before_the_rename_keeps_its_records(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_records_bound_to_claims() -> None:
     finding = judge_resource(change)
     assert (change.path_text, finding.rule_id, finding.level) == (
         "Resource peps / bind",
-        "RESOURCE_BIND_ADDED",
+        "COLLECTION_BIND_ADDED",
         "breaking",
     )
     assert finding.message == (
@@ -283,5 +283,5 @@ def test_records_bound_to_claims() -> None:
         "it could not before"
     )
     del after[0]["bind"]
-    assert judged(before, after) == [("removed", "Resource peps / bind", "RESOURCE_BIND_REMOVED")]
-    assert judged(after, before) == [("added", "Resource peps / bind", "RESOURCE_BIND_ADDED")]
+    assert judged(before, after) == [("removed", "Resource peps / bind", "COLLECTION_BIND_REMOVED")]
+    assert judged(after, before) == [("added", "Resource peps / bind", "COLLECTION_BIND_ADDED")]

@@ -822,9 +822,9 @@ def test_spec_schema_exports_collections_prompts_and_resources() -> None:
     assert "localized" in field_type["enum"]
 
 
-def test_every_resource_check_rule_has_a_malformed_case() -> None:
+def test_every_collection_check_rule_has_a_malformed_case() -> None:
     reported = set()
     for expected in MALFORMED.glob("*.expected"):
-        reported |= set(re.findall(r" (?:error|warning) (RESOURCE_[A-Z_]+):", expected.read_text()))
-    rules = {rule_id for rule_id, rule in RULES.items() if rule.category == "resource"}
+        reported |= set(re.findall(r" (?:error|warning) (COLLECTION_[A-Z_]+):", expected.read_text()))
+    rules = {rule_id for rule_id, rule in RULES.items() if rule.category == "collection"}
     assert rules and rules <= reported, sorted(rules - reported)
