@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Span
-from .ir import AUTH_META_KEY, RESOURCES_FORMAT, ServerIR, ToolIR, resources_document
+from .ir import AUTH_META_KEY, RESOURCES_FORMAT, ServerIR, ToolIR, collections_document
 
 # tools.json keeps its do-not-edit header under this key, beside the payload, never in it:
 # the runtime strips it, so clients do not receive it in every tools/list answer.
@@ -109,7 +109,7 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
         origin,
         spans,
         extras,
-        resources=resources_document(server)["resources"],
+        resources=collections_document(server)["resources"],
         resource_spans=dict(_resource_spans(server)),
         auth=server.auth.wire() if server.auth is not None else None,
         version=server.version,
@@ -118,7 +118,7 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
 
 
 def _resource_spans(server: ServerIR) -> Iterator[tuple[tuple[str, ...], Span]]:
-    for resource in server.resources:
+    for resource in server.collections:
         yield (resource.name,), resource.span
         stack = [((resource.name, f.name), f) for f in resource.fields]
         while stack:

@@ -18,20 +18,21 @@ import jinja2
 
 from ..files import GENERATED_DIR
 from ..ir import (
+    CollectionIR,
     ExampleIR,
     HttpToolIR,
     PgToolIR,
-    ResourceIR,
     ServerIR,
     SqlToolIR,
     ToolIR,
     canonical_json,
+    collections_document,
     http_document,
-    resources_document,
     sql_document,
 )
 from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
+from .collections_doc import collection_docs
 from .examples import describe_expectation
 from .models import (
     generate_models,
@@ -40,7 +41,6 @@ from .models import (
     models_document,
     record_document,
 )
-from .resources_doc import resource_docs
 
 if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders them
     from ..cache import Store
@@ -62,7 +62,7 @@ def _tool_header(tool: ToolIR) -> list[str]:
     return _header(f"the schemas of tool `{tool.name}` in {tool.span.file} (sha256 {digest})")
 
 
-def _record_header(resource: ResourceIR) -> list[str]:
+def _record_header(resource: CollectionIR) -> list[str]:
     """The header of a record model file: generated from that resource's record schema alone."""
     digest = hashlib.sha256(canonical_json(record_document(resource)).encode()).hexdigest()
     return _header(
@@ -94,11 +94,11 @@ def emit_server(
         read_at_runtime[f"models/{tool_module(tool.name)}.py"] = generate_models(
             tool, _python_header(_tool_header(tool)), cache
         )
-    if server.resources:
+    if server.collections:
         read_at_runtime[COLLECTIONS_FILE] = _json_file(
-            {GENERATED_KEY: " ".join(lines), **resources_document(server)}
+            {GENERATED_KEY: " ".join(lines), **collections_document(server)}
         )
-        for resource in server.resources:
+        for resource in server.collections:
             read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
                 resource, _python_header(_record_header(resource)), cache
             )
@@ -122,7 +122,7 @@ def emit_server(
                 }
                 for tool in server.tools
             ],
-            resources=resource_docs(server),
+            resources=collection_docs(server),
             server_score=score,
             changelog=changelog_markdown,
         ),
@@ -131,7 +131,7 @@ def emit_server(
             server=server,
             header=_python_header(lines),
             bindings=_bindings(server),
-            collections_file=COLLECTIONS_FILE if server.resources else None,
+            collections_file=COLLECTIONS_FILE if server.collections else None,
             sql_file=SQL_FILE if server.sql is not None else None,
             http_file=HTTP_FILE if server.http is not None else None,
             auth=server.auth.entry() if server.auth is not None else None,

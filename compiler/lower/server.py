@@ -1,6 +1,6 @@
 """Lower a parsed spec into the IR, with the semantic checks that need the whole server:
-names, caps, description templates, tool references and backend bindings; declared resources
-(and the records tools they bring) are lowered by `resources` and `records_tools`."""
+names, caps, description templates, tool references and backend bindings; declared collections
+(and the records tools they bring) are lowered by `collections` and `records_tools`."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from ..ir import (
     AcknowledgementIR,
     AuthIR,
     CapIR,
+    CollectionIR,
     HttpDataIR,
     ParamIR,
-    ResourceIR,
     ServerIR,
     SettingIR,
     SpecFileIR,
@@ -48,6 +48,7 @@ from .auth import (
     lower_tool_auth,
 )
 from .backend_probe import Declaration, read_declarations, refused_target
+from .collections import lower_collections
 from .examples import lower_examples
 from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
 from .model_files import check_model_files, same_file, tool_module
@@ -58,7 +59,6 @@ from .records_tools import (
     SYNTHESIZED_TOOLS,
     records_tools,
 )
-from .resources import lower_resources
 from .schema import SchemaLowering
 from .sql.check import check_sql, is_sql_tool, server_files
 
@@ -165,7 +165,7 @@ def lower(
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
-    resources, resource_diagnostics = lower_resources(source.collections)
+    resources, resource_diagnostics = lower_collections(source.collections)
     diagnostics.extend(resource_diagnostics)
     records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
@@ -362,7 +362,7 @@ def lower(
                 )
                 for i, ack in enumerate(server.acknowledge)
             ),
-            resources=resources,
+            collections=resources,
             sql=sql,
             auth=auth,
             transports=tuple(server.transports),
@@ -412,7 +412,7 @@ def _check_dsn_setting(source: SpecSource) -> list[Diagnostic]:
 
 
 def _check_synthesized_names(
-    source: SpecSource, resources: tuple[ResourceIR, ...], synthesized: tuple[ToolSource, ...]
+    source: SpecSource, resources: tuple[CollectionIR, ...], synthesized: tuple[ToolSource, ...]
 ) -> list[Diagnostic]:
     """A declared tool must not take the name of a records tool the server gets, nor the models
     file of a resource's record (models/records_<name>.py)."""

@@ -7,10 +7,10 @@ from typing import Any
 
 from ..wire import ServerWire, Side
 from .auth import diff_server_auth, judge_server_auth
+from .collections import diff_resources, judge_resource
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
 from .judge_context import one_per_change
-from .resources import diff_resources, judge_resource
 from .tool_renames import rename_hints
 
 

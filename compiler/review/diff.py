@@ -62,7 +62,7 @@ class Change:
     path: tuple[str, ...]
     before: Any = MISSING
     after: Any = MISSING
-    # The resource's name when the change is to a declared resource (`review.resources`): its
+    # The resource's name when the change is to a declared resource (`review.collections`): its
     # path then starts with `Resource NAME`, so it reads whole without a tool before it.
     resource: str | None = None
     # True for a change to the server as a whole (its caller authentication, `review.auth`):

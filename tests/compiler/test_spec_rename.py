@@ -72,7 +72,7 @@ def test_collections_prompts_and_mcp_resources_parse_from_a_server_file(tmp_path
     # Not lowered yet: the server compiles with its records tools and nothing more.
     compiled = compile_spec(spec, check_backends=False)
     assert compiled.value is not None, [d.render() for d in compiled.diagnostics]
-    assert [r.name for r in compiled.value.resources] == ["books"]
+    assert [r.name for r in compiled.value.collections] == ["books"]
 
 
 def test_collection_prompt_and_resource_files_of_a_folder(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ import pytest
 
 from lynxc.compiler.diagnostics import Span
 from lynxc.compiler.inputs import DiffInputError, load_side
+from lynxc.compiler.review.collections import diff_resources, judge_resource
 from lynxc.compiler.review.compare import review, review_pair
 from lynxc.compiler.review.render import render_github, render_json, render_markdown, render_text
-from lynxc.compiler.review.resources import diff_resources, judge_resource
 from lynxc.compiler.wire import ServerWire
 from tests.conftest import ROOT
 

@@ -1,8 +1,9 @@
 """Lower declared collections of records (`collections:` in a server file, `collection:` files
-in a folder) into ResourceIR, with every check a record declaration needs, and the JSON Schema of one record.
+in a folder) into CollectionIR, with every check a record declaration needs, and the JSON Schema
+of one record.
 
-Resources refer to each other (`to:`, and the parents that id placeholders name), so lowering
-takes two passes: each resource's own fields first, then what needs the others (reference types
+Collections refer to each other (`to:`, and the parents that id placeholders name), so lowering
+takes two passes: each collection's own fields first, then what needs the others (reference types
 are the target's key type; parents must not nest in a cycle).
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostic, Span
-from ..ir import RecordFieldIR, ResourceIR, ResourceParentIR, ResourceSortIR, canonical_json
+from ..ir import CollectionIR, CollectionParentIR, CollectionSortIR, RecordFieldIR, canonical_json
 from ..rules import diagnostic
 from ..spec.load import CollectionSource
 from ..spec.models import RECORD_FIELD_TYPES, RESOURCE_CAPABILITIES, Collection, RecordField
@@ -84,7 +85,9 @@ def field_paths(
             yield from field_paths(f.fields or (), path + ".", in_array)
 
 
-def lower_resources(sources: Sequence[CollectionSource]) -> tuple[tuple[ResourceIR, ...], list[Diagnostic]]:
+def lower_collections(
+    sources: Sequence[CollectionSource],
+) -> tuple[tuple[CollectionIR, ...], list[Diagnostic]]:
     names = [source.collection.name for source in sources]
     diagnostics: list[Diagnostic] = []
     firsts: dict[str, CollectionSource] = {}
@@ -131,19 +134,19 @@ class _Lowered:
     name: str
     id: str
     id_shape: str  # the id with placeholders blanked: two ids of one shape are ambiguous
-    parents: tuple[ResourceParentIR, ...]
+    parents: tuple[CollectionParentIR, ...]
     fields: tuple[RecordFieldIR, ...]
     key: str
     key_type: str
     keyword: tuple[str, ...]
     meaning: tuple[str, ...]
     capabilities: tuple[str, ...]
-    sort: tuple[ResourceSortIR, ...]
+    sort: tuple[CollectionSortIR, ...]
     bind: tuple[tuple[str, str], ...] = ()
 
-    def resource_ir(self, key_types: Mapping[str, str]) -> ResourceIR:
+    def resource_ir(self, key_types: Mapping[str, str]) -> CollectionIR:
         resource = self.source.collection
-        return ResourceIR(
+        return CollectionIR(
             name=self.name,
             id=self.id,
             title=resource.title,
@@ -352,10 +355,10 @@ class _ResourceChecker:
 
     def check_id(
         self, id_text: str, top: Mapping[str, RecordFieldIR]
-    ) -> tuple[tuple[ResourceParentIR, ...], str]:
+    ) -> tuple[tuple[CollectionParentIR, ...], str]:
         where = self.span("id") if self.resource.id is not None else self.span("name")
         segments = id_text.split("/")
-        parents: list[ResourceParentIR] = []
+        parents: list[CollectionParentIR] = []
         shape: list[str] = []
         for segment in segments:
             placeholder = _ID_PLACEHOLDER.match(segment)
@@ -413,7 +416,7 @@ class _ResourceChecker:
                     f"declare {name}: {{type: reference, to: <parent resource>, required: true}}",
                 )
                 continue
-            parents.append(ResourceParentIR(name, name, found.to))
+            parents.append(CollectionParentIR(name, name, found.to))
         return tuple(parents), "/".join(shape)
 
     # search fields, capabilities, sort ----------------------------------------------------
@@ -484,11 +487,11 @@ class _ResourceChecker:
                     )
         return tuple(dict.fromkeys(c for c in capabilities if c in RESOURCE_CAPABILITIES))
 
-    def check_sort(self, fields: Sequence[RecordFieldIR]) -> tuple[ResourceSortIR, ...]:
+    def check_sort(self, fields: Sequence[RecordFieldIR]) -> tuple[CollectionSortIR, ...]:
         paths = {info.path: info for info in field_paths(fields)}
         sortable = [path for path, info in paths.items() if info.sortable]
         seen: set[str] = set()
-        out: list[ResourceSortIR] = []
+        out: list[CollectionSortIR] = []
         for index, entry in enumerate(self.resource.sort):
             span = self.span("sort", index)
             descending = entry.startswith("-")
@@ -520,7 +523,7 @@ class _ResourceChecker:
                     _sortable_hint(sortable),
                 )
                 continue
-            out.append(ResourceSortIR(path, descending))
+            out.append(CollectionSortIR(path, descending))
         return tuple(out)
 
     def check_bind(self, top: Mapping[str, RecordFieldIR]) -> tuple[tuple[str, str], ...]:

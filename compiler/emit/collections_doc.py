@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..ir import RecordFieldIR, ResourceIR, ServerIR
+from ..ir import CollectionIR, RecordFieldIR, ServerIR
 
 
-def resource_docs(server: ServerIR) -> list[dict[str, Any]]:
-    ids = {r.name: r.id for r in server.resources}
+def collection_docs(server: ServerIR) -> list[dict[str, Any]]:
+    ids = {r.name: r.id for r in server.collections}
     docs = []
-    for resource in server.resources:
-        nested = [r.id for r in server.resources if any(p.resource == resource.name for p in r.parents)]
+    for resource in server.collections:
+        nested = [r.id for r in server.collections if any(p.resource == resource.name for p in r.parents)]
         docs.append(
             {
                 "ir": resource,
@@ -39,7 +39,7 @@ def resource_docs(server: ServerIR) -> list[dict[str, Any]]:
     return docs
 
 
-def _sort_text(resource: ResourceIR) -> str:
+def _sort_text(resource: CollectionIR) -> str:
     keys = [f"`{s.field}` {'descending' if s.descending else 'ascending'}" for s in resource.sort]
     if not any(s.field == resource.key for s in resource.sort):
         keys.append(f"`{resource.key}` ascending")  # the key always breaks ties
@@ -57,7 +57,7 @@ def _references(fields: Sequence[RecordFieldIR], prefix: str) -> Iterator[tuple[
 
 
 def _rows(
-    resource: ResourceIR, fields: Sequence[RecordFieldIR], prefix: str, ids: dict[str, str]
+    resource: CollectionIR, fields: Sequence[RecordFieldIR], prefix: str, ids: dict[str, str]
 ) -> Iterator[dict[str, Any]]:
     for f in fields:
         path = prefix + f.name

@@ -310,7 +310,9 @@ def _bind(change: Change) -> Finding:
     moved = []
     added = [f"'{field}' to the caller's '{new[field]}' claim" for field in new if field not in old]
     if added:
-        moved.append(("COLLECTION_BIND_ADDED", f"binds {', '.join(added)}: callers see only their own records"))
+        moved.append(
+            ("COLLECTION_BIND_ADDED", f"binds {', '.join(added)}: callers see only their own records")
+        )
     changed = [
         f"'{field}' to '{new[field]}' instead of '{old[field]}'"
         for field in old
