@@ -133,7 +133,7 @@ def resources_from_document(document: Any) -> list[dict[str, Any]]:
     objects each named by a unique string. Raises ValueError saying what is wrong."""
     if not isinstance(document, dict) or document.get("format") != RESOURCES_FORMAT:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
-        raise ValueError(f"expected a resources document of format {RESOURCES_FORMAT}, found {found!r}")
+        raise ValueError(f"expected a collections document of format {RESOURCES_FORMAT}, found {found!r}")
     resources = document.get("resources")
     if not isinstance(resources, list) or not all(
         isinstance(r, dict) and isinstance(r.get("name"), str) for r in resources
@@ -142,7 +142,7 @@ def resources_from_document(document: Any) -> list[dict[str, Any]]:
     seen: set[str] = set()
     for resource in resources:
         if resource["name"] in seen:
-            raise ValueError(f"resource {resource['name']!r} is listed twice")
+            raise ValueError(f"collection {resource['name']!r} is listed twice")
         seen.add(resource["name"])
     return resources
 

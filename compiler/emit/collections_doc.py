@@ -1,4 +1,4 @@
-"""The Resources section of a generated README: each declared resource as a reader needs it, with
+"""The Collections section of a generated README: each declared collection as a reader needs it, with
 one table row per field path (nested object fields and array items included)."""
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ def collection_docs(server: ServerIR) -> list[dict[str, Any]]:
                     else "none"
                 ),
                 "parents": [
-                    {"placeholder": p.placeholder, "resource": ids.get(p.resource, p.resource)}
+                    {"placeholder": p.placeholder, "collection": ids.get(p.resource, p.resource)}
                     for p in resource.parents
                 ],
                 "nested": nested,
                 "references": [
-                    {"path": path, "resource": ids.get(to, to)}
+                    {"path": path, "collection": ids.get(to, to)}
                     for path, to in _references(resource.fields, "")
                 ],
                 "rows": list(_rows(resource, resource.fields, "", ids)),

@@ -1,7 +1,7 @@
 """Emit: a pure function from the IR to `{relative path: text}` under `generated/<server>/`.
 
 Every file carries a header saying not to edit it and naming what it was generated from with
-its sha256: a tool's model file names that tool's schemas (a record model its resource's record
+its sha256: a tool's model file names that tool's schemas (a record model its collection's record
 schema), so editing one tool of a spec rewrites only that tool's models; the files that gather
 the whole server (tools.json, collections.json, server.py, README.md) name every spec file.
 Nothing depends on time or machine, so a rebuild is byte-identical.
@@ -66,7 +66,7 @@ def _record_header(resource: CollectionIR) -> list[str]:
     """The header of a record model file: generated from that resource's record schema alone."""
     digest = hashlib.sha256(canonical_json(record_document(resource)).encode()).hexdigest()
     return _header(
-        f"the record schema of resource `{resource.name}` in {resource.span.file} (sha256 {digest})"
+        f"the record schema of collection `{resource.name}` in {resource.span.file} (sha256 {digest})"
     )
 
 
@@ -122,7 +122,7 @@ def emit_server(
                 }
                 for tool in server.tools
             ],
-            resources=collection_docs(server),
+            collections=collection_docs(server),
             server_score=score,
             changelog=changelog_markdown,
         ),

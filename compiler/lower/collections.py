@@ -50,7 +50,7 @@ _SCALAR_SCHEMAS: Mapping[str, dict[str, Any]] = {
 
 
 def model_module(resource_name: str) -> str:
-    """The file stem under models/ of a resource's record model."""
+    """The file stem under models/ of a collection's record model."""
     return MODEL_PREFIX + resource_name
 
 
@@ -99,7 +99,7 @@ def lower_collections(
             diagnostics.append(
                 diagnostic(
                     "COLLECTION_NAME_INVALID",
-                    f"resource name '{name}' must be lowercase letters, digits and underscores, "
+                    f"collection name '{name}' must be lowercase letters, digits and underscores, "
                     "starting with a letter",
                     span,
                     _snake_hint(name),
@@ -110,9 +110,9 @@ def lower_collections(
             diagnostics.append(
                 diagnostic(
                     "COLLECTION_NAME_DUPLICATE",
-                    f"resource '{name}' is declared twice (first at {first})",
+                    f"collection '{name}' is declared twice (first at {first})",
                     span,
-                    "rename one: `to:` and `lynxc load` name a resource by its name",
+                    "rename one: `to:` and `lynxc load` name a collection by its name",
                 )
             )
         firsts.setdefault(name, source)
@@ -128,7 +128,7 @@ def lower_collections(
 
 @dataclass
 class _Lowered:
-    """One resource after its own checks, before what depends on the other resources."""
+    """One collection after its own checks, before what depends on the other collections."""
 
     source: CollectionSource
     name: str
@@ -260,10 +260,10 @@ class _ResourceChecker:
         if to is not None and to not in self.resource_names:
             self.report(
                 "COLLECTION_REFERENCE_UNKNOWN",
-                f"field '{label}' refers to resource '{to}', which the server does not declare",
+                f"field '{label}' refers to collection '{to}', which the server does not declare",
                 self.span(*path, "to"),
                 did_you_mean(to, self.resource_names)
-                or ("resources: " + ", ".join(sorted(self.resource_names))),
+                or ("collections: " + ", ".join(sorted(self.resource_names))),
             )
         items = None
         if kind == "array" and node.items is not None:
@@ -329,7 +329,7 @@ class _ResourceChecker:
         if found is None:
             self.report(
                 "COLLECTION_FIELD_UNKNOWN",
-                f"key '{key}' names no top-level field of resource '{self.resource.name}'",
+                f"key '{key}' names no top-level field of collection '{self.resource.name}'",
                 self.span("key"),
                 did_you_mean(key, top) or _fields_hint(top, KEY_TYPES),
             )
@@ -405,7 +405,7 @@ class _ResourceChecker:
                 continue  # reported already, as an unknown type or a reference without `to:`
             if found.type != "reference" or not found.required:
                 problem = (
-                    f"is of type {found.type}, not a reference to the parent resource"
+                    f"is of type {found.type}, not a reference to the parent collection"
                     if found.type != "reference"
                     else "is not required: every record must name its parent"
                 )
@@ -413,7 +413,7 @@ class _ResourceChecker:
                     "COLLECTION_PLACEHOLDER_NO_PARENT",
                     f"placeholder '{{{name}}}' of resource id '{id_text}': field '{name}' {problem}",
                     where,
-                    f"declare {name}: {{type: reference, to: <parent resource>, required: true}}",
+                    f"declare {name}: {{type: reference, to: <parent collection>, required: true}}",
                 )
                 continue
             parents.append(CollectionParentIR(name, name, found.to))
@@ -432,7 +432,7 @@ class _ResourceChecker:
             if found is None:
                 self.report(
                     "COLLECTION_FIELD_UNKNOWN",
-                    f"{key} field '{name}' names no top-level field of resource '{self.resource.name}'",
+                    f"{key} field '{name}' names no top-level field of collection '{self.resource.name}'",
                     span,
                     did_you_mean(name, top) or _search_hint(top),
                 )
@@ -453,7 +453,7 @@ class _ResourceChecker:
         if written and not capabilities:
             self.report(
                 "COLLECTION_CAPABILITIES_EMPTY",
-                f"resource '{self.resource.name}' allows no capability, so no tool can read its records",
+                f"collection '{self.resource.name}' allows no capability, so no tool can read its records",
                 self.span("capabilities"),
                 "list some of: " + ", ".join(RESOURCE_CAPABILITIES) + " (omit the key for all three)",
             )
@@ -472,7 +472,7 @@ class _ResourceChecker:
         if "search" in capabilities and not keyword and not meaning:
             self.report(
                 "COLLECTION_SEARCH_FIELDS_MISSING",
-                f"resource '{self.resource.name}' allows search but declares no keyword or meaning fields",
+                f"collection '{self.resource.name}' allows search but declares no keyword or meaning fields",
                 self.span("capabilities", key=True) if written else self.span("name"),
                 _search_fields_hint(top),
             )
@@ -481,7 +481,7 @@ class _ResourceChecker:
                 if getattr(self.resource, key):
                     self.report(
                         "COLLECTION_SEARCH_FIELDS_UNUSED",
-                        f"resource '{self.resource.name}' declares {key} fields but does not allow search",
+                        f"collection '{self.resource.name}' declares {key} fields but does not allow search",
                         self.span(key, key=True),
                         f"add search to capabilities, or remove '{key}'",
                     )
@@ -500,7 +500,7 @@ class _ResourceChecker:
             if info is None:
                 self.report(
                     "COLLECTION_FIELD_UNKNOWN",
-                    f"sort field '{path}' names no field of resource '{self.resource.name}'",
+                    f"sort field '{path}' names no field of collection '{self.resource.name}'",
                     span,
                     did_you_mean(path, sortable) or _sortable_hint(sortable),
                 )
@@ -536,7 +536,7 @@ class _ResourceChecker:
             if record_field is None:
                 self.report(
                     "COLLECTION_FIELD_UNKNOWN",
-                    f"bind names no top-level field '{name}' of resource '{self.resource.name}'",
+                    f"bind names no top-level field '{name}' of collection '{self.resource.name}'",
                     span,
                     did_you_mean(name, scalar) or f"fields that can be bound: {', '.join(scalar) or 'none'}",
                 )
@@ -560,7 +560,7 @@ class _ResourceChecker:
 BINDABLE_FIELD_TYPES = ("string", "integer", "number", "boolean", "enum")
 
 _MISSING_HINTS = {
-    "reference": "name the resource it points at, e.g. to: countries",
+    "reference": "name the collection it points at, e.g. to: countries",
     "array": "describe each element, e.g. items: {type: string}",
     "object": "declare its fields, e.g. fields: {name: {type: string}}",
 }
@@ -575,7 +575,7 @@ def _check_ids(lowered: Sequence[_Lowered]) -> Iterator[Diagnostic]:
             span = source.doc.span((*source.base, "id" if source.collection.id is not None else "name"))
             yield diagnostic(
                 "COLLECTION_ID_DUPLICATE",
-                f"resource '{item.name}' has the id '{item.id}', which resource '{other.name}' "
+                f"collection '{item.name}' has the id '{item.id}', which collection '{other.name}' "
                 f"already answers to ('{other.id}')",
                 span,
                 "give one of them its own id",
@@ -595,9 +595,9 @@ def _check_parent_cycles(lowered: Sequence[_Lowered]) -> Iterator[Diagnostic]:
         span = source.doc.span((*source.base, "id" if source.collection.id is not None else "name"))
         yield diagnostic(
             "COLLECTION_PARENT_CYCLE",
-            f"resource '{item.name}' nests under itself: " + " -> ".join([*chain, chain[0]]),
+            f"collection '{item.name}' nests under itself: " + " -> ".join([*chain, chain[0]]),
             span,
-            "a parent is the resource a record belongs to; it cannot belong to its own child",
+            "a parent is the collection a record belongs to; it cannot belong to its own child",
         )
 
 
@@ -639,7 +639,7 @@ def _type_label(f: RecordFieldIR) -> str:
 def _search_hint(top: Mapping[str, RecordFieldIR]) -> str:
     candidates = [name for name, f in top.items() if _searchable(f)]
     if not candidates:
-        return "the resource declares no text field (string, text, localized, or arrays of string or text)"
+        return "the collection declares no text field (string, text, localized, or arrays of string or text)"
     return "text fields: " + ", ".join(candidates[:8])
 
 
@@ -663,7 +663,7 @@ def _fields_hint(top: Mapping[str, RecordFieldIR], types: Sequence[str]) -> str:
 
 def _sortable_hint(sortable: Sequence[str]) -> str:
     if not sortable:
-        return "the resource declares no sortable field (string, number, date, enum, ... outside arrays)"
+        return "the collection declares no sortable field (string, number, date, enum, ... outside arrays)"
     return "sortable: " + ", ".join(sortable[:8]) + (", ..." if len(sortable) > 8 else "")
 
 

@@ -1,4 +1,4 @@
-"""The tools and settings a server with resources gets without declaring them.
+"""The tools and settings a server with collections gets without declaring them.
 
 They are written once, in spec format, in `records_tools.yaml` beside this module, and go
 through the same parsing and lowering as a user's tools: the same checks, the same wire form,

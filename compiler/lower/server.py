@@ -265,7 +265,7 @@ def lower(
         diagnostics.append(
             diagnostic(
                 "TOOLS_TOO_MANY",
-                f"the server declares {len(source.tools)} tools and its resources add "
+                f"the server declares {len(source.tools)} tools and its collections add "
                 f"{len(synthesized)}, over the limit of {MAX_TOOLS}",
                 doc.span(("server",), key=True),
             )
@@ -426,7 +426,7 @@ def _check_synthesized_names(
             found.append(
                 diagnostic(
                     "COLLECTION_TOOL_NAME_TAKEN",
-                    f"tool '{name}' is one of the records tools a server with resources gets",
+                    f"tool '{name}' is one of the records tools a server with collections gets",
                     span,
                     "rename the tool; the records tools are "
                     + ", ".join(n for n in SYNTHESIZED_TOOLS if n in given),
@@ -436,7 +436,7 @@ def _check_synthesized_names(
             found.append(
                 diagnostic(
                     "COLLECTION_TOOL_NAME_TAKEN",
-                    f"tool '{name}' would write models/{resource.model}.py, the record model of resource "
+                    f"tool '{name}' would write models/{resource.model}.py, the record model of collection "
                     f"'{resource.name}'",
                     span,
                     "rename the tool",

@@ -1,8 +1,8 @@
 """Diff and judge the records a server declares: the `resources` of its collections.json.
 
-Resources are matched by name (a renamed resource is one removed and one added), fields by name
-within their resource or object field. One change per changed part, with a path such as
-`Resource peps / fields / status / values` and the previous and new JSON values, the way tool
+Collections are matched by name (a renamed collection is one removed and one added), fields by
+name within their collection or object field. One change per changed part, with a path such as
+`Collection peps / fields / status / values` and the previous and new JSON values, the way tool
 changes read. A field whose type changes changes as a whole: its `values`, `to`, `items` or
 `fields` follow from the type and are shown in the whole values, not judged one by one.
 
@@ -27,7 +27,7 @@ from ..wire import ServerWire
 from .diff import MISSING, Change, same_json
 from .judge_context import Finding, worst_of
 
-PREFIX = "Resource "
+PREFIX = "Collection "
 _DERIVED = frozenset({"name", "schema", "parents", "model"})
 _DEFAULTS: Mapping[str, Any] = {
     "capabilities": list(CAPABILITIES),
@@ -38,7 +38,7 @@ _DEFAULTS: Mapping[str, Any] = {
 
 
 def diff_resources(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> list[Change]:
-    """Changes from one resources list to another: resources in name order, each one's changes
+    """Changes from one collections list to another: collections in name order, each one's changes
     in path order."""
     old = {resource["name"]: resource for resource in before}
     new = {resource["name"]: resource for resource in after}
@@ -56,7 +56,7 @@ def diff_resources(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[
 
 
 def declared(resource: Mapping[str, Any]) -> dict[str, Any]:
-    """A resource as its spec declares it: derived parts left out, defaults written out, null
+    """A collection as its spec declares it: derived parts left out, defaults written out, null
     read as absent, and `fields` as a mapping from name to field (as a spec writes them)."""
     out: dict[str, Any] = {"id": resource["name"], **{key: list(value) for key, value in _DEFAULTS.items()}}
     for key, value in resource.items():
@@ -119,8 +119,8 @@ def _diff_whole(name: str, path: tuple[str, ...], old: Any, new: Any) -> Iterato
 
 
 def resource_span(side: ServerWire, change: Change) -> Span | None:
-    """Where a resource change stands in a spec: its innermost field still declared there, else
-    the resource (a removed field points at its resource)."""
+    """Where a collection change stands in a spec: its innermost field still declared there, else
+    the collection (a removed field points at its collection)."""
     names = [change.resource or ""]
     path = change.path[1:]
     index = 0
@@ -145,8 +145,8 @@ def judge_resource(change: Change) -> Finding:
     path = change.path[1:]
     if not path:
         if change.op == "removed":
-            return Finding(change, "COLLECTION_REMOVED", f"resource '{name}' was removed")
-        return Finding(change, "COLLECTION_ADDED", f"resource '{name}' was added")
+            return Finding(change, "COLLECTION_REMOVED", f"collection '{name}' was removed")
+        return Finding(change, "COLLECTION_ADDED", f"collection '{name}' was added")
     if path[0] == "fields" and len(path) > 1:
         return _field_change(change, path[1:])
     return _SECTIONS.get(path[0], _other)(change)
@@ -195,7 +195,7 @@ def _field_change(change: Change, path: tuple[str, ...]) -> Finding:
         return Finding(
             change,
             "COLLECTION_REFERENCE_CHANGED",
-            f"{who} now refers to resource {_shown(after)} instead of {_shown(before)}",
+            f"{who} now refers to collection {_shown(after)} instead of {_shown(before)}",
         )
     return _other(change)
 
@@ -395,9 +395,9 @@ def _shown(value: Any) -> str:
 _SECTIONS = {
     "id": _id,
     "key": _key_change,
-    "title": lambda change: Finding(change, "COLLECTION_TITLE_CHANGED", "the resource's title changed"),
+    "title": lambda change: Finding(change, "COLLECTION_TITLE_CHANGED", "the collection's title changed"),
     "description": lambda change: Finding(
-        change, "COLLECTION_DESCRIPTION_CHANGED", "the resource's description changed"
+        change, "COLLECTION_DESCRIPTION_CHANGED", "the collection's description changed"
     ),
     "capabilities": _listed(
         "capabilities",

@@ -68,8 +68,8 @@ def _server_findings(old: ServerWire | None, new: ServerWire | None) -> list[Fin
 
 
 def _resources(side: ServerWire | None) -> list[dict[str, Any]] | None:
-    """A server absent from a side declares no resources; a side that cannot tell (a saved
-    tools/list answer) is None, and resources are then not compared at all."""
+    """A server absent from a side declares no collections; a side that cannot tell (a saved
+    tools/list answer) is None, and collections are then not compared at all."""
     return [] if side is None else side.resources
 
 
