@@ -61,11 +61,11 @@ def test_nested_fields_and_array_items_have_paths_and_names() -> None:
     field(after, "peps", "authors")["items"]["type"] = "integer"
     field(after, "peps", "discussion", "url")["description"] = "The thread."
     assert judged(before, after) == [
-        ("changed", "Resource peps / fields / authors / items", "COLLECTION_FIELD_TYPE_CHANGED"),
-        ("removed", "Resource peps / fields / discussion / fields / forum", "COLLECTION_FIELD_REMOVED"),
+        ("changed", "Collection peps / fields / authors / items", "COLLECTION_FIELD_TYPE_CHANGED"),
+        ("removed", "Collection peps / fields / discussion / fields / forum", "COLLECTION_FIELD_REMOVED"),
         (
             "added",
-            "Resource peps / fields / discussion / fields / url / description",
+            "Collection peps / fields / discussion / fields / url / description",
             "COLLECTION_DESCRIPTION_CHANGED",
         ),
     ]
@@ -93,8 +93,8 @@ def test_fields_named_like_the_format_words_parse() -> None:
     discussion["fields"].append({"name": "fields", "type": "string"})
     found = {(path, rule) for _, path, rule in judged(before, after)}
     assert found == {
-        ("Resource peps / fields / discussion / fields / items", "COLLECTION_FIELD_ADDED_REQUIRED"),
-        ("Resource peps / fields / discussion / fields / fields", "COLLECTION_FIELD_ADDED_OPTIONAL"),
+        ("Collection peps / fields / discussion / fields / items", "COLLECTION_FIELD_ADDED_REQUIRED"),
+        ("Collection peps / fields / discussion / fields / fields", "COLLECTION_FIELD_ADDED_OPTIONAL"),
     }
     messages = {judge_resource(c).message.split(" was ")[0] for c in diff_resources(before, after)}
     assert messages == {"field 'discussion.items'", "field 'discussion.fields'"}
@@ -115,9 +115,9 @@ def test_removed_and_added_together_weigh_as_the_removal() -> None:
     after[1]["capabilities"] = ["query"]
     after[1]["meaning"] = ["body"]
     assert judged(before, after) == [
-        ("changed", "Resource peps / keyword", "COLLECTION_REORDERED"),
-        ("changed", "Resource sections / capabilities", "COLLECTION_CAPABILITY_REMOVED"),
-        ("changed", "Resource sections / meaning", "COLLECTION_SEARCH_FIELD_REMOVED"),
+        ("changed", "Collection peps / keyword", "COLLECTION_REORDERED"),
+        ("changed", "Collection sections / capabilities", "COLLECTION_CAPABILITY_REMOVED"),
+        ("changed", "Collection sections / meaning", "COLLECTION_SEARCH_FIELD_REMOVED"),
     ]
     messages = [judge_resource(c).message for c in diff_resources(before, after)]
     assert (
@@ -130,7 +130,7 @@ def test_a_text_limit_set_where_there_was_none_lowers_it() -> None:
     before, after = base(), base()
     after[1]["max_text_chars"] = 4000
     assert judged(before, after) == [
-        ("added", "Resource sections / max_text_chars", "COLLECTION_TEXT_LIMIT_LOWERED")
+        ("added", "Collection sections / max_text_chars", "COLLECTION_TEXT_LIMIT_LOWERED")
     ]
 
 
@@ -138,8 +138,8 @@ def test_a_renamed_resource_is_removed_and_added() -> None:
     before, after = base(), base()
     after[1]["name"] = "parts"
     assert judged(before, after) == [
-        ("added", "Resource parts", "COLLECTION_ADDED"),
-        ("removed", "Resource sections", "COLLECTION_REMOVED"),
+        ("added", "Collection parts", "COLLECTION_ADDED"),
+        ("removed", "Collection sections", "COLLECTION_REMOVED"),
     ]
 
 
@@ -164,21 +164,21 @@ def test_every_renderer_shows_resource_changes() -> None:
     reviews = [review_pair(old, new)]
     text = render_text(reviews)
     assert "    info     DESCRIPTION_CHANGED: search_records: added Description" in text
-    assert "    breaking COLLECTION_ENUM_VALUE_REMOVED: changed Resource peps / fields / status" in text
+    assert "    breaking COLLECTION_ENUM_VALUE_REMOVED: changed Collection peps / fields / status" in text
     markdown = render_markdown(reviews)
     assert "### Breaking (1)\n" in markdown and "| `search_records` | added `Description` |" in markdown
     assert (
-        "- **breaking** `COLLECTION_ENUM_VALUE_REMOVED` — changed `Resource peps / fields / status / values`"
+        "- **breaking** `COLLECTION_ENUM_VALUE_REMOVED` — changed `Collection peps / fields / status / values`"
         in (markdown)
     )
     entry = json.loads(render_json(reviews))["servers"][0]["findings"][1]
-    assert entry["resource"] == "peps" and "tool" not in entry
-    assert entry["path"] == "Resource peps / fields / status / values" and entry["level"] == "breaking"
+    assert entry["collection"] == "peps" and "tool" not in entry
+    assert entry["path"] == "Collection peps / fields / status / values" and entry["level"] == "breaking"
     assert entry["before"] == ["Draft", "Accepted", "Final", "Withdrawn"]
     github = render_github(reviews).splitlines()[1]
     assert github.startswith(
         "::error file=specs/peps/peps.yaml,line=9,col=5,title=lynxc COLLECTION_ENUM_VALUE_REMOVED::"
-        "changed Resource peps / fields / status / values: field 'status' no longer allows"
+        "changed Collection peps / fields / status / values: field 'status' no longer allows"
     )
 
 
@@ -223,13 +223,13 @@ def test_a_folder_generated_before_the_rename_keeps_its_records(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("document", "says"),
     [
-        ({"format": 2, "resources": []}, "expected a resources document of format 1, found 2"),
+        ({"format": 2, "resources": []}, "expected a collections document of format 1, found 2"),
         (
             {"format": 1, "resources": [{"id": "x"}]},
             'expected "resources": a list of objects, each with a "name"',
         ),
-        ({"format": 1, "resources": [{"name": "a"}, {"name": "a"}]}, "resource 'a' is listed twice"),
-        ([], "expected a resources document of format 1, found 'list'"),
+        ({"format": 1, "resources": [{"name": "a"}, {"name": "a"}]}, "collection 'a' is listed twice"),
+        ([], "expected a collections document of format 1, found 'list'"),
     ],
 )
 def test_a_broken_collections_json_is_one_clear_line(tmp_path: Path, document: Any, says: str) -> None:
@@ -272,7 +272,7 @@ def test_records_bound_to_claims() -> None:
     (change,) = diff_resources(before, after)
     finding = judge_resource(change)
     assert (change.path_text, finding.rule_id, finding.level) == (
-        "Resource peps / bind",
+        "Collection peps / bind",
         "COLLECTION_BIND_ADDED",
         "breaking",
     )
@@ -283,5 +283,5 @@ def test_records_bound_to_claims() -> None:
         "it could not before"
     )
     del after[0]["bind"]
-    assert judged(before, after) == [("removed", "Resource peps / bind", "COLLECTION_BIND_REMOVED")]
-    assert judged(after, before) == [("added", "Resource peps / bind", "COLLECTION_BIND_ADDED")]
+    assert judged(before, after) == [("removed", "Collection peps / bind", "COLLECTION_BIND_REMOVED")]
+    assert judged(after, before) == [("added", "Collection peps / bind", "COLLECTION_BIND_ADDED")]
