@@ -339,9 +339,8 @@ def test_records_bound_to_a_claim_in_a_spec(library: Path) -> None:
     (library / "bound/library/books.yaml").write_text(BOOKS + "  bind: {status: {from_claim: shelf}}\n")
     bound = diff(library, "specs", "bound")
     assert bound.returncode == 1
-    assert (
-        bound.stdout.splitlines()[1].strip() == "breaking COLLECTION_BIND_ADDED: added Collection books / bind"
-    )
+    added = "breaking COLLECTION_BIND_ADDED: added Collection books / bind"
+    assert bound.stdout.splitlines()[1].strip() == added
     unbound = diff(library, "bound", "specs", "--fail-on", "warning")
     assert unbound.returncode == 1
     assert "warning  COLLECTION_BIND_REMOVED: removed Collection books / bind" in unbound.stdout

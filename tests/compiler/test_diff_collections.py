@@ -168,8 +168,8 @@ def test_every_renderer_shows_resource_changes() -> None:
     markdown = render_markdown(reviews)
     assert "### Breaking (1)\n" in markdown and "| `search_records` | added `Description` |" in markdown
     assert (
-        "- **breaking** `COLLECTION_ENUM_VALUE_REMOVED` — changed `Collection peps / fields / status / values`"
-        in (markdown)
+        "- **breaking** `COLLECTION_ENUM_VALUE_REMOVED` — changed "
+        "`Collection peps / fields / status / values`" in (markdown)
     )
     entry = json.loads(render_json(reviews))["servers"][0]["findings"][1]
     assert entry["collection"] == "peps" and "tool" not in entry
