@@ -1007,8 +1007,9 @@ def _rules(args: argparse.Namespace) -> int:
     from .rules import RULES
 
     width = max(len(rule_id) for rule_id in RULES)
+    kinds = max(len(rule.category) for rule in RULES.values())
     for rule in RULES.values():
-        print(f"{rule.id:<{width}}  {rule.severity:<7}  {rule.category:<8}  {rule.purpose}")
+        print(f"{rule.id:<{width}}  {rule.severity:<7}  {rule.category:<{kinds}}  {rule.purpose}")
     return EXIT_OK
 
 
