@@ -173,3 +173,11 @@ def test_an_old_id_that_is_a_current_rule_again_is_that_rule(monkeypatch: pytest
     # MCP resources have RESOURCE_* rules of their own: an ID that names one is not a rename.
     monkeypatch.setitem(RULES, "RESOURCE_CHANGED", Rule("RESOURCE_CHANGED", "warning", "diff", "MCP's own."))
     assert renamed_rule("RESOURCE_CHANGED", Span("server.yaml")) is None
+
+
+@pytest.mark.parametrize("verb", ["load", "embed"])
+def test_load_and_embed_name_a_collection(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([verb, "--help"])
+    shown = capsys.readouterr().out
+    assert "COLLECTION" in shown and "RESOURCE" not in shown and "resource" not in shown
