@@ -116,13 +116,13 @@ def lower_collections(
                 )
             )
         firsts.setdefault(name, source)
-        checker = _ResourceChecker(source, frozenset(names))
+        checker = _CollectionChecker(source, frozenset(names))
         lowered.append(checker.lower())
         diagnostics.extend(checker.diagnostics)
     diagnostics.extend(_check_ids(lowered))
     diagnostics.extend(_check_parent_cycles(lowered))
     key_types = {item.name: item.key_type for item in reversed(lowered)}  # the first of a name wins
-    resources = tuple(item.resource_ir(key_types) for item in lowered)
+    resources = tuple(item.collection_ir(key_types) for item in lowered)
     return resources, diagnostics
 
 
@@ -144,7 +144,7 @@ class _Lowered:
     sort: tuple[CollectionSortIR, ...]
     bind: tuple[tuple[str, str], ...] = ()
 
-    def resource_ir(self, key_types: Mapping[str, str]) -> CollectionIR:
+    def collection_ir(self, key_types: Mapping[str, str]) -> CollectionIR:
         resource = self.source.collection
         return CollectionIR(
             name=self.name,
@@ -169,7 +169,7 @@ class _Lowered:
 
 
 @dataclass
-class _ResourceChecker:
+class _CollectionChecker:
     source: CollectionSource
     resource_names: frozenset[str]
     diagnostics: list[Diagnostic] = field(default_factory=list)
