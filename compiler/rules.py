@@ -585,6 +585,187 @@ _RULES = (
         "TEST_SETTING_UNKNOWN", "error", "examples", "A test fixture sets only settings the server declares."
     ),
     Rule("TEST_SETUP_INVALID", "error", "examples", "A test fixture's setup runs lynxc load, index or keys."),
+    # prompts and completions (compiler/lower/prompts.py, compiler/lower/completions.py)
+    Rule("PROMPT_NAME_INVALID", "error", "prompt", "A prompt name matches [A-Za-z0-9_.-]{1,64}."),
+    Rule("PROMPT_NAME_DUPLICATE", "error", "prompt", "Prompt names are unique within a server."),
+    Rule(
+        "PROMPT_ARGUMENT_NAME_INVALID",
+        "error",
+        "prompt",
+        "A prompt argument's name is an identifier its templates can use (not a Jinja2 keyword).",
+    ),
+    Rule(
+        "PROMPT_MESSAGE_INVALID",
+        "error",
+        "prompt",
+        "A prompt message holds exactly one of text, resource or image.",
+    ),
+    Rule("PROMPT_TEMPLATE_SYNTAX", "error", "prompt", "A prompt template is well-formed Jinja2."),
+    Rule(
+        "PROMPT_TEMPLATE_UNSAFE",
+        "error",
+        "prompt",
+        "A prompt template reads only its arguments: no attribute or item whose name starts with '_'.",
+    ),
+    Rule(
+        "PROMPT_ARGUMENT_UNDECLARED",
+        "error",
+        "prompt",
+        "A prompt template uses only the prompt's declared arguments.",
+    ),
+    Rule(
+        "PROMPT_ARGUMENT_UNUSED",
+        "warning",
+        "prompt",
+        "Every declared argument of a prompt is used by one of its messages.",
+    ),
+    Rule(
+        "PROMPT_RENDER_FAILED",
+        "error",
+        "prompt",
+        "Every prompt renders with its sample arguments (the build renders each one).",
+    ),
+    Rule(
+        "PROMPT_RESOURCE_UNKNOWN",
+        "error",
+        "prompt",
+        "A resource message's URI, rendered with the samples, is one of the server's MCP resources.",
+    ),
+    Rule(
+        "PROMPT_IMAGE_INVALID",
+        "error",
+        "prompt",
+        "An image message names an image file beside the spec (image/* MIME type, at most 1 MiB).",
+    ),
+    Rule(
+        "COMPLETION_SOURCE_INVALID",
+        "error",
+        "prompt",
+        "A completion source is exactly one of values (non-empty), collection with field, sql or function.",
+    ),
+    Rule("COMPLETION_COLLECTION_UNKNOWN", "error", "prompt", "A completion's collection is a declared one."),
+    Rule(
+        "COMPLETION_FIELD_INVALID",
+        "error",
+        "prompt",
+        "A completion's field is a top-level string, integer or enum field of its collection.",
+    ),
+    Rule(
+        "COMPLETION_SQL_INVALID",
+        "error",
+        "prompt",
+        "A SQL completion runs over the server's SQL data, binds only $value and known names, and "
+        "returns one column.",
+    ),
+    Rule(
+        "COMPLETION_FUNCTION_INVALID",
+        "error",
+        "prompt",
+        "A function completion names an importable 'package.module:function'.",
+    ),
+    Rule(
+        "COMPLETION_VARIABLE_UNKNOWN",
+        "error",
+        "prompt",
+        "A resource template's completed variables are variables of its URI template.",
+    ),
+    # MCP resources: data a client reads by URI (`resources:`, compiler/lower/mcp_resources.py)
+    Rule(
+        "MCP_RESOURCE_NAME_DUPLICATE", "error", "mcp-resource", "MCP resource names are unique in a server."
+    ),
+    Rule(
+        "MCP_RESOURCE_URI_DUPLICATE",
+        "error",
+        "mcp-resource",
+        "Two MCP resources must not declare the same uri or uri_template.",
+    ),
+    Rule(
+        "MCP_RESOURCE_URI_ONE_OF",
+        "error",
+        "mcp-resource",
+        "An MCP resource declares exactly one of uri (static) and uri_template (templated).",
+    ),
+    Rule(
+        "MCP_RESOURCE_URI_INVALID",
+        "error",
+        "mcp-resource",
+        "A resource's uri is an absolute URI with a scheme.",
+    ),
+    Rule(
+        "MCP_RESOURCE_TEMPLATE_INVALID",
+        "error",
+        "mcp-resource",
+        "A uri_template is an RFC 6570 template (as the MCP SDK parses it) with at least one variable.",
+    ),
+    Rule(
+        "MCP_RESOURCE_VARIABLE_UNKNOWN",
+        "error",
+        "mcp-resource",
+        "`variables` describes only variables of the resource's uri_template.",
+    ),
+    Rule(
+        "MCP_RESOURCE_SOURCE_ONE_OF",
+        "error",
+        "mcp-resource",
+        "An MCP resource is read from exactly one of file, text, record, sql and function.",
+    ),
+    Rule(
+        "MCP_RESOURCE_MIME_TYPE_INVALID", "error", "mcp-resource", "A resource's mime_type is `type/subtype`."
+    ),
+    Rule(
+        "MCP_RESOURCE_FILE_TEMPLATED",
+        "error",
+        "mcp-resource",
+        "A resource read from a file is static: a file is one content, not one per URI.",
+    ),
+    Rule(
+        "MCP_RESOURCE_FILE_MISSING",
+        "error",
+        "mcp-resource",
+        "A resource's file lies beside the spec, inside its folder (UTF-8 for a text mime_type).",
+    ),
+    Rule(
+        "MCP_RESOURCE_TOO_LARGE",
+        "error",
+        "mcp-resource",
+        "A static resource's content (file or text) fits within its max_bytes.",
+    ),
+    Rule(
+        "MCP_RESOURCE_TEXT_TEMPLATE_INVALID",
+        "error",
+        "mcp-resource",
+        "A templated text is a Jinja2 template that uses only the uri_template's variables.",
+    ),
+    Rule(
+        "MCP_RESOURCE_COLLECTION_UNKNOWN",
+        "error",
+        "mcp-resource",
+        "A resource read from a record names a collection the server declares.",
+    ),
+    Rule(
+        "MCP_RESOURCE_RECORD_VARIABLES",
+        "error",
+        "mcp-resource",
+        "A resource read from a record has a uri_template with exactly one variable: the record's key.",
+    ),
+    Rule(
+        "MCP_RESOURCE_SQL_DATA_MISSING",
+        "error",
+        "mcp-resource",
+        "A resource read by SQL needs the server's SQL data (duckdb, postgres or sqlite).",
+    ),
+    Rule(
+        "MCP_RESOURCE_SQL_PARAMETERS",
+        "error",
+        "mcp-resource",
+        "A resource's SQL statement takes exactly the uri_template's variables as $name parameters.",
+    ),
+    Rule(
+        "MCP_RESOURCE_FUNCTION_INVALID",
+        "error",
+        "mcp-resource",
+        "A resource's function is 'package.module:function', importable, and an async function.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

@@ -40,10 +40,17 @@ class ServerDefinition:
     files_sha256: Mapping[str, str] = field(default_factory=dict)
     # A records server's collections.json (relative to `folder`), or None: the server declares none.
     collections: str | None = None
+    # A server with MCP resources: its resources.json (the two list answers, beside
+    # resource_sources.json; runtime/resources.py), or None: the server declares none.
+    resources: str | None = None
     # A server with SQL tools: its sql.json (relative to `folder`), or None.
     sql: str | None = None
     # A server with HTTP tools: its http.json (relative to `folder`), or None.
     http: str | None = None
+    # A server with prompts: its prompts.json (prompt_messages.json beside it), or None.
+    prompts: str | None = None
+    # A server whose prompts or resource templates complete: its completions.json, or None.
+    completions: str | None = None
     # How HTTP callers are authenticated (runtime/auth/config.py reads it), or None: no one is.
     auth: Mapping[str, Any] | None = None
     transports: tuple[str, ...] = ("stdio", "http")
@@ -140,6 +147,7 @@ class ServerDefinition:
 RECORDS_DEFINITIONS = "lynxc.runtime.backends.records.definitions"
 SQL_CATALOG = "lynxc.runtime.backends.sql.catalog"  # parses sql.json, imported by name too
 HTTP_CATALOG = "lynxc.runtime.backends.http.catalog"  # parses http.json, likewise
+PROMPT_MESSAGES_FILE = "prompt_messages.json"  # how each prompt renders, beside prompts.json
 GENERATED_KEY = "_generated"  # where tools.json keeps its header (compiler/wire.py writes it)
 
 
