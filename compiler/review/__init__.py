@@ -3,7 +3,7 @@
 Diff first, judge second (oasdiff's split): a structural diff of two wire forms, one entry per
 changed field (`diff`); rules that judge each entry breaking, warning or info (`judge`, with
 `judge_combinators`, `judge_context` and `schema_alternatives` for anyOf/oneOf); the same two
-steps for the records a server declares (`resources`); pairing of servers and tools
+steps for the records a server declares (`collections`); pairing of servers and tools
 (`compare`); renderers (`render`); released baselines and the changelog (`changelog`).
 
 May import the shared bottom modules (diagnostics, rules, ir, wire, files) and the fixed

@@ -64,7 +64,7 @@ def group_heading(group: tuple[int, str]) -> str:
     """A markdown heading's text for a group of `by_tool`."""
     if group == SERVER_GROUP:
         return "Server"
-    return "Resources" if group == RESOURCES_GROUP else f"`{group[1]}`"
+    return "Collections" if group == RESOURCES_GROUP else f"`{group[1]}`"
 
 
 def operation(change: Change) -> str:
