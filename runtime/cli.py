@@ -33,7 +33,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--page-size",
         type=int,
         default=DEFAULT_PAGE_SIZE,
-        help=f"entries per page of tools/list, prompts/list and the resource lists (default {DEFAULT_PAGE_SIZE})",
+        help=f"entries per page of tools/list, prompts/list and the resource lists "
+        f"(default {DEFAULT_PAGE_SIZE})",
     )
     parser.add_argument(
         "--set",
