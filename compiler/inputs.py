@@ -23,12 +23,22 @@ from typing import Any
 
 from .diagnostics import Diagnostic
 from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
-from .wire import ServerWire, Side, auth_of_payload, resources_from_document, wire_from_ir
+from .wire import (
+    ServerWire,
+    Side,
+    auth_of_payload,
+    is_mcp_resources,
+    mcp_resources_from_payload,
+    prompts_from_payload,
+    resources_from_document,
+    wire_from_ir,
+)
 
 GIT_PREFIX = "git:"
 RELEASE_PREFIX = "release:"
 _SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 RESOURCES_FILE = "resources.json"
+PROMPTS_FILE = "prompts.json"
 
 
 class DiffInputError(Exception):
@@ -88,9 +98,7 @@ def _load_releases(arg: str, project: Path) -> Side:
             listed = ", ".join(r.version for r in releases)
             raise DiffInputError(f"{arg}: {name} has no release {version} (released: {listed})")
         origin = f"release:{name}@{chosen.version}"
-        servers[name] = ServerWire(
-            name, chosen.tools, origin, resources=chosen.resources, auth=chosen.auth, version=chosen.version
-        )
+        servers[name] = chosen.wire(name, origin, chosen.version)
     return Side(servers)
 
 
@@ -125,7 +133,8 @@ def _load_path(path: Path, label: str) -> Side:
     if (path / "tools.json").is_file():
         wire = _load_json(path / "tools.json", label)
         resources = _load_resources(path / RESOURCES_FILE, label)
-        return Side({path.name: replace(wire, resources=resources)})
+        prompts, mcp = _load_surface(path, label)
+        return Side({path.name: replace(wire, resources=resources, prompts=prompts, mcp_resources=mcp)})
     specs = discover_specs(path)
     if specs:
         return _load_specs(specs, label)
@@ -150,12 +159,36 @@ def _json_name(path: Path) -> str:
     return path.parent.name if path.name == "tools.json" else path.stem
 
 
+def _load_surface(folder: Path, label: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """A generated folder's prompts (prompts.json) and MCP resources (resources.json once it
+    lists MCP resources); a folder without them offers none."""
+    prompts: list[dict[str, Any]] = []
+    if (folder / PROMPTS_FILE).is_file():
+        shown = f"{label}: {PROMPTS_FILE}"
+        try:
+            prompts = prompts_from_payload(_read_json(folder / PROMPTS_FILE, shown, "a prompts.json"))
+        except ValueError as err:
+            raise DiffInputError(f"{shown}: {err}") from None
+    mcp: dict[str, list[dict[str, Any]]] = {"resources": [], "resourceTemplates": []}
+    if (folder / RESOURCES_FILE).is_file():
+        shown = f"{label}: {RESOURCES_FILE}"
+        data = _read_json(folder / RESOURCES_FILE, shown, "a resources.json")
+        if is_mcp_resources(data):
+            try:
+                mcp = mcp_resources_from_payload(data)
+            except ValueError as err:
+                raise DiffInputError(f"{shown}: {err}") from None
+    return prompts, mcp
+
+
 def _load_resources(path: Path, label: str) -> list[dict[str, Any]]:
     """The resources of a generated folder's resources.json; a folder without one has none."""
     if not path.is_file():
         return []
     shown = f"{label}: {RESOURCES_FILE}"
     data = _read_json(path, shown, "a resources.json")
+    if is_mcp_resources(data):
+        return []  # MCP resources (issue 31): the records are then in collections.json
     try:
         return resources_from_document(data)
     except ValueError as err:
@@ -197,7 +230,24 @@ def _load_json(path: Path, label: str) -> ServerWire:
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
     ):
         raise DiffInputError(f'{label}: expected a tools/list answer ({{"tools": [...]}}) or a list of tools')
-    return ServerWire(_json_name(path), tools, label, auth=auth)
+    prompts, mcp = _saved_surface(data, label)
+    return ServerWire(_json_name(path), tools, label, auth=auth, prompts=prompts, mcp_resources=mcp)
+
+
+def _saved_surface(
+    data: Any, label: str
+) -> tuple[list[dict[str, Any]] | None, dict[str, list[dict[str, Any]]] | None]:
+    """What a saved answer says beside its tools: its `prompts` (a prompts/list answer merged in)
+    and its MCP resources (`resources` with URIs, `resourceTemplates`); None for each it leaves out,
+    which is then not compared."""
+    if not isinstance(data, dict):
+        return None, None
+    try:
+        prompts = prompts_from_payload(data) if "prompts" in data else None
+        mcp = mcp_resources_from_payload(data) if is_mcp_resources(data) else None
+    except ValueError as err:
+        raise DiffInputError(f"{label}: {err}") from None
+    return prompts, mcp
 
 
 def _refuse_constant(name: str) -> Any:

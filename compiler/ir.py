@@ -575,6 +575,8 @@ class ServerIR:
     test_fixture: TestFixtureIR | None = None
     prompts: tuple[PromptIR, ...] = ()
     mcp_resources: tuple[McpResourceIR, ...] = ()
+    # server.lint.suppress as (rule, reason): lint of prompts and MCP resources applies them.
+    lint_suppressions: tuple[tuple[str, str], ...] = ()
 
 
 RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads

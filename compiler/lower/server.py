@@ -367,6 +367,9 @@ def lower(
             http=http,
             examples=examples,
             test_fixture=test_fixture,
+            lint_suppressions=tuple(
+                (s.rule, s.reason) for s in (server.lint.suppress if server.lint else [])
+            ),
         ),
         tuple(diagnostics),
     )

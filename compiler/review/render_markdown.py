@@ -285,6 +285,10 @@ def _change(change: Change) -> str:
 
 def _not_tool(change: Change) -> str:
     """The Tools cell of a change to the server or to a resource (its path names it)."""
+    if change.prompt is not None:
+        return "(prompts)"
+    if change.mcp_resource is not None:
+        return "(MCP resources)"
     return "(server)" if change.server else "(resources)"
 
 
