@@ -21,8 +21,8 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from ..diagnostics import Span
 from ..wire import ServerWire
-from .checks import RETURN_CUES, USAGE_CUES, LintFinding
-from .signals import added_words, estimate_tokens, words
+from .checks import EMPTY_PARAM_WORDS, RETURN_CUES, USAGE_CUES, LintFinding
+from .signals import estimate_tokens, name_words, stem, words
 
 MIN_WORDS = 4  # fewer words than this say nothing a name does not
 TOKEN_BUDGET = 300  # a prompt or resource description, about 1200 characters
@@ -103,7 +103,9 @@ def _argument(
         yield LintFinding(
             "PROMPT_PLACEHOLDER_TEXT", None, f"{who}: description is placeholder text", name, span
         )
-    elif not added_words(description, name, argument.get("title")):
+    elif {stem(w) for w in words(description)} - EMPTY_PARAM_WORDS <= {
+        stem(w) for w in name_words(name, argument.get("title"))
+    }:
         yield LintFinding(
             "PROMPT_ARGUMENT_DESCRIPTION_RESTATES_NAME",
             None,
