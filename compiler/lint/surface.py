@@ -17,8 +17,6 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
-
 from ..diagnostics import Span
 from ..wire import ServerWire
 from .checks import EMPTY_PARAM_WORDS, RETURN_CUES, USAGE_CUES, LintFinding
@@ -189,6 +187,8 @@ def _quoted(text: str) -> set[str]:
 def _variables(template: Any) -> set[str]:
     if not isinstance(template, str):
         return set()
+    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate  # only for a server with templates
+
     try:
         return set(UriTemplate.parse(template).variable_names)
     except InvalidUriTemplate:

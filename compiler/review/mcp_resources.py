@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
-from typing import Any
-
-from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Span
 from ..wire import ServerWire
 from .diff import MISSING, Change, same_json
 from .judge_context import Finding
+
+if TYPE_CHECKING:
+    from mcp.shared.uri_template import UriTemplate
 
 STATIC = "uri"
 TEMPLATE = "template"
@@ -209,6 +210,9 @@ def _uri_template(change: Change, who: str) -> Finding:
 def _parsed(value: Any) -> UriTemplate | None:
     if not isinstance(value, str):
         return None
+    # Imported when a template changed: `lynxc build` and `diff` stay clear of the MCP SDK otherwise.
+    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+
     try:
         return UriTemplate.parse(value)
     except InvalidUriTemplate:

@@ -140,7 +140,7 @@ def test_a_bad_prompts_file_is_one_clear_error(tmp_path: Path, prompts: dict[str
     folder.mkdir()
     (folder / "tools.json").write_text(json.dumps({"tools": []}))
     (folder / "prompts.json").write_text(json.dumps(prompts))
-    with pytest.raises(DiffInputError, match="prompts.json: ") as raised:
+    with pytest.raises(DiffInputError, match=r"prompts\.json: ") as raised:
         load_side(str(folder), ROOT)
     assert says in str(raised.value)
 

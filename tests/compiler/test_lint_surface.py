@@ -133,8 +133,8 @@ def test_findings_point_at_the_prompt_its_argument_and_the_resource(tmp_path: Pa
         in shown
     )
     assert (
-        f"{spec}:12:7: warning PROMPT_ARGUMENT_DESCRIPTION_RESTATES_NAME: prompt 'summarize_pep': argument 'number'"
-        in shown
+        f"{spec}:12:7: warning PROMPT_ARGUMENT_DESCRIPTION_RESTATES_NAME: "
+        "prompt 'summarize_pep': argument 'number'" in shown
     )
     assert f"{spec}:20:3: error RESOURCE_VARIABLE_UNDECLARED: resource template 'pep': quotes 'id'" in shown
     located = {
