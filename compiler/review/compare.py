@@ -10,7 +10,7 @@ from .auth import diff_server_auth, judge_server_auth
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
 from .judge_context import one_per_change
-from .mcp_resources import diff_mcp_resources, judge_mcp_resource
+from .mcp_resources import diff_mcp_resources, judge_mcp_resource, still_matched
 from .prompts import diff_prompts, judge_prompt
 from .resources import diff_resources, judge_resource
 from .tool_renames import rename_hints
@@ -64,7 +64,7 @@ def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
         findings += [judge_prompt(c) for c in diff_prompts(old_prompts, new_prompts)]
     old_mcp, new_mcp = _known(old, "mcp_resources", {}), _known(new, "mcp_resources", {})
     if old_mcp is not None and new_mcp is not None:
-        findings += [judge_mcp_resource(c) for c in diff_mcp_resources(old_mcp, new_mcp)]
+        findings += [_hinted(judge_mcp_resource(c), new_mcp) for c in diff_mcp_resources(old_mcp, new_mcp)]
     name = (new or old).name  # type: ignore[union-attr]
     return ServerReview(name, old, new, tuple(findings))
 
@@ -80,6 +80,19 @@ def _resources(side: ServerWire | None) -> list[dict[str, Any]] | None:
     """A server absent from a side declares no resources; a side that cannot tell (a saved
     tools/list answer) is None, and resources are then not compared at all."""
     return [] if side is None else side.resources
+
+
+def _hinted(finding: Finding, new: dict[str, Any]) -> Finding:
+    """A static resource removed whose URI a template of the new side matches: still readable,
+    though no longer listed; the reviewer is told beside the verdict."""
+    if finding.rule_id != "RESOURCE_URI_REMOVED" or finding.change.mcp_resource is None:
+        return finding
+    name = still_matched(finding.change.mcp_resource[1], list(new.get("resourceTemplates", ())))
+    if name is None:
+        return finding
+    return replace(
+        finding, hint=f"template '{name}' matches its URI: reads may still work, but it is no longer listed"
+    )
 
 
 def _known(side: ServerWire | None, attribute: str, empty: Any) -> Any:

@@ -207,6 +207,16 @@ def _uri_template(change: Change, who: str) -> Finding:
     )
 
 
+def still_matched(uri: str, templates: list[dict[str, Any]]) -> str | None:
+    """The name of a template of `templates` that matches `uri` (a static resource removed from
+    resources/list may still read through one), else None."""
+    for entry in templates:
+        template = _parsed(entry.get("uriTemplate"))
+        if template is not None and template.match(uri) is not None:
+            return str(entry.get("name"))
+    return None
+
+
 def _parsed(value: Any) -> UriTemplate | None:
     if not isinstance(value, str):
         return None

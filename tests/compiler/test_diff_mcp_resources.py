@@ -135,3 +135,15 @@ def test_every_mcp_resource_rule_fixture_holds_one_finding() -> None:
         before = load_side(str(folder / "before/surface"), ROOT).servers["surface"]
         after = load_side(str(folder / "after/surface"), ROOT).servers["surface"]
         assert [f.rule_id for f in review_pair(before, after).findings] == [folder.name]
+
+
+def test_a_static_resource_a_new_template_still_matches_is_removed_with_a_hint() -> None:
+    before = {"resources": [{"uri": "docs://guide", "name": "guide"}], "resourceTemplates": []}
+    after = {"resources": [], "resourceTemplates": [{"name": "docs", "uriTemplate": "docs://{page}"}]}
+
+    def side(mcp: dict[str, Any]) -> ServerWire:
+        return ServerWire("surface", [], "test", mcp_resources=mcp)
+
+    removed, added = review_pair(side(before), side(after)).findings
+    assert (removed.rule_id, added.rule_id) == ("RESOURCE_URI_REMOVED", "RESOURCE_TEMPLATE_ADDED")
+    assert removed.hint == "template 'docs' matches its URI: reads may still work, but it is no longer listed"
