@@ -5,7 +5,13 @@ of its servers (`wire.Side`).
 
 Declared records come with the servers of a spec (from the IR) and of a generated folder (its
 resources.json; none when it has no such file). A JSON file given alone is a tools/list answer,
-which cannot say what a server declares: its resources are unknown and not compared."""
+which cannot say what a server declares: its resources are unknown and not compared.
+
+Prompts and MCP resources (issue 31) come the same way: from a spec's IR, from a generated
+folder's prompts.json and resources.json (an MCP one: `resources` with URIs, `resourceTemplates`;
+none when absent), and from a released baseline that keeps them. A saved answer carries them
+when it holds `prompts` or MCP `resources`/`resourceTemplates` beside `tools` (the list answers
+merged into one file); otherwise they are unknown and not compared, like records."""
 
 from __future__ import annotations
 
