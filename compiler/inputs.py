@@ -4,7 +4,7 @@ a generated `tools.json`, a saved `tools/list` answer, `git:REF[:PATH]` (specs a
 of its servers (`wire.Side`).
 
 Declared records come with the servers of a spec (from the IR) and of a generated folder (its
-resources.json; none when it has no such file). A JSON file given alone is a tools/list answer,
+collections.json; none when it has no such file). A JSON file given alone is a tools/list answer,
 which cannot say what a server declares: its resources are unknown and not compared.
 
 Prompts and MCP resources (issue 31) come the same way: from a spec's IR, from a generated
@@ -43,6 +43,10 @@ from .wire import (
 GIT_PREFIX = "git:"
 RELEASE_PREFIX = "release:"
 _SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+COLLECTIONS_FILE = "collections.json"
+# Where a folder generated before issue 31 kept its declared records (now MCP resources).
+LEGACY_COLLECTIONS_FILE = "resources.json"
+# The MCP resources and the prompts a generated folder offers (issue 31).
 RESOURCES_FILE = "resources.json"
 PROMPTS_FILE = "prompts.json"
 
@@ -138,7 +142,7 @@ def _load_path(path: Path, label: str) -> Side:
         return _load_specs([path], label)
     if (path / "tools.json").is_file():
         wire = _load_json(path / "tools.json", label)
-        resources = _load_resources(path / RESOURCES_FILE, label)
+        resources = _load_resources(path, label)
         prompts, mcp = _load_surface(path, label)
         return Side({path.name: replace(wire, resources=resources, prompts=prompts, mcp_resources=mcp)})
     specs = discover_specs(path)
@@ -153,7 +157,9 @@ def _load_specs(paths: list[Path], label: str) -> Side:
     servers: dict[str, ServerWire] = {}
     diagnostics: list[Diagnostic] = []
     for path in paths:
-        result = compile_spec(path, check_backends=False)
+        # A side may predate issue 31 (git:BASE of the pull request that renames): its records
+        # under `resources:` are read as `collections:`, so the two sides still compare.
+        result = compile_spec(path, check_backends=False, legacy_records=True)
         diagnostics.extend(result.diagnostics)
         if result.value is not None:
             servers[result.value.name] = wire_from_ir(result.value, label)
@@ -187,14 +193,21 @@ def _load_surface(folder: Path, label: str) -> tuple[list[dict[str, Any]], dict[
     return prompts, mcp
 
 
-def _load_resources(path: Path, label: str) -> list[dict[str, Any]]:
-    """The resources of a generated folder's resources.json; a folder without one has none."""
+def _load_resources(folder: Path, label: str) -> list[dict[str, Any]]:
+    """The declared records of a generated folder's collections.json (or, from a build before
+    issue 31, its resources.json when that holds records); a folder without one has none."""
+    path = folder / COLLECTIONS_FILE
     if not path.is_file():
-        return []
-    shown = f"{label}: {RESOURCES_FILE}"
-    data = _read_json(path, shown, "a resources.json")
-    if is_mcp_resources(data):
-        return []  # MCP resources (issue 31): the records are then in collections.json
+        legacy = folder / LEGACY_COLLECTIONS_FILE
+        if not legacy.is_file():
+            return []
+        shown = f"{label}: {LEGACY_COLLECTIONS_FILE}"
+        data = _read_json(legacy, shown, "a resources.json")
+        if not (isinstance(data, dict) and "format" in data):
+            return []  # MCP resources, not records
+    else:
+        shown = f"{label}: {COLLECTIONS_FILE}"
+        data = _read_json(path, shown, "a collections.json")
     try:
         return resources_from_document(data)
     except ValueError as err:

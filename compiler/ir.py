@@ -149,7 +149,7 @@ class RecordFieldIR:
     span: Span = field(default=Span(""), compare=False)
 
     def entry(self) -> dict[str, Any]:
-        """This field as resources.json holds it (runtime/backends/records/definitions.py)."""
+        """This field as collections.json holds it (runtime/backends/records/definitions.py)."""
         return {
             "name": self.name,
             "type": self.type,
@@ -203,7 +203,7 @@ class ResourceIR:
         return json.loads(self.schema_json)
 
     def entry(self) -> dict[str, Any]:
-        """This resource as resources.json holds it (runtime/backends/records/definitions.py)."""
+        """This resource as collections.json holds it (runtime/backends/records/definitions.py)."""
         return {
             "name": self.name,
             "id": self.id,
@@ -579,11 +579,11 @@ class ServerIR:
     lint_suppressions: tuple[tuple[str, str], ...] = ()
 
 
-RESOURCES_FORMAT = 1  # the `format` of resources.json that runtime/backends/records reads
+RESOURCES_FORMAT = 1  # the `format` of collections.json that runtime/backends/records reads
 
 
 def resources_document(server: ServerIR) -> dict[str, Any]:
-    """The content of generated/<server>/resources.json (without its `_generated` header):
+    """The content of generated/<server>/collections.json (without its `_generated` header):
     every resource of the server in declaration order. Lives beside the IR because it is the
     IR's own projection, read by emit (to write the file) and by review (to compare versions)."""
     return {"format": RESOURCES_FORMAT, "resources": [resource.entry() for resource in server.resources]}

@@ -41,6 +41,13 @@ _RULES = (
     Rule("SPEC_VALUE_INVALID", "error", "spec", "A value must have the type and form its key requires."),
     Rule("SPEC_NOT_FOUND", "error", "spec", "A spec path given on the command line must exist."),
     Rule("SUPPRESSION_RULE_UNKNOWN", "error", "spec", "A lint suppression must name a lint rule."),
+    # spec: keys renamed (issue 31: declared records are `collections:`, `resources:` is MCP's)
+    Rule(
+        "SPEC_KEY_RENAMED",
+        "error",
+        "spec",
+        "A key the spec format renamed is written under its new name (records: `collections:`).",
+    ),
     # spec: limits on what the compiler reads (compiler/limits.py says why each sits where it does)
     Rule("SPEC_TOO_LARGE", "error", "spec", "A server's spec files together stay within the size limit."),
     Rule("SPEC_STRING_TOO_LONG", "error", "spec", "One string of a spec stays within the length limit."),
@@ -950,7 +957,7 @@ _DIFF_RULES = (
     ),
 )
 
-# Diff rules of declared records (resources.json): what a change does to the clients of the five
+# Diff rules of declared records (collections.json): what a change does to the clients of the five
 # record tools and to the records a loader holds. Each purpose says why its level is what it is.
 _RESOURCE_DIFF_RULES = (
     (
@@ -1074,7 +1081,7 @@ _RESOURCE_DIFF_RULES = (
 )
 
 # auth (issue 27): who may call what (tools/list `_meta` "lynxc/auth", per tool and per server)
-# and which records a caller sees (resources.json `bind`). Judged by whether a caller who could
+# and which records a caller sees (collections.json `bind`). Judged by whether a caller who could
 # call before still can; a change that widens what callers may do or see is a warning, so that
 # a reviewer notices it even though no call fails.
 _AUTH_DIFF_RULES = (

@@ -1,5 +1,5 @@
 """The wire form of a server: the `tools/list` entries a client sees, rendered from the IR,
-and the resources it declares (the `resources` of its resources.json).
+and the resources it declares (the `resources` of its collections.json).
 
 `lynxc diff` and `lynxc lint` judge this form, so they work equally on servers lynxc did not build.
 """
@@ -73,7 +73,7 @@ class ServerWire:
     # (tool, parameter or None) -> where it is declared, when the side is a spec
     spans: dict[tuple[str, str | None], Span] = field(default_factory=dict)
     extras: dict[str, SpecExtras] = field(default_factory=dict)
-    # The `resources` of its resources.json. None when the input cannot tell (a saved tools/list
+    # The `resources` of its collections.json. None when the input cannot tell (a saved tools/list
     # answer): resources are then not compared. [] when it can and there are none.
     resources: list[dict[str, Any]] | None = None
     # (resource, field, subfield...) or (resource,) -> where it is declared, when the side is a spec
@@ -221,7 +221,7 @@ def _resource_spans(server: ServerIR) -> Iterator[tuple[tuple[str, ...], Span]]:
 
 
 def resources_from_document(document: Any) -> list[dict[str, Any]]:
-    """The resources of a resources.json document (a generated one, or one a released baseline
+    """The resources of a collections.json document (a generated one, or one a released baseline
     keeps), checked as far as comparing them needs: the format this compiler writes, a list of
     objects each named by a unique string. Raises ValueError saying what is wrong."""
     if not isinstance(document, dict) or document.get("format") != RESOURCES_FORMAT:

@@ -53,7 +53,7 @@ class ToolContext:
     progress_requested: bool = False  # the client sent a progress token; skip the work otherwise
     cancel: CancelToken = field(default_factory=CancelToken)
     # The server being served: backends that read its generated data files (the records
-    # backends read resources.json) reach them through it. None outside a host.
+    # backends read collections.json) reach them through it. None outside a host.
     server: ServerDefinition | None = None
     # Who is calling: verified over HTTP (a token or an API key), the local operator on stdio
     # (as the caller_claims setting describes them), None when the server knows no one.

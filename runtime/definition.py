@@ -38,8 +38,8 @@ class ServerDefinition:
     # sha256 of every file of the build that server.py belongs to, by path relative to `folder`:
     # a file that differs (edited by hand, or from another build) is refused, never served.
     files_sha256: Mapping[str, str] = field(default_factory=dict)
-    # A records server's resources.json (relative to `folder`), or None: the server declares none.
-    resources: str | None = None
+    # A records server's collections.json (relative to `folder`), or None: the server declares none.
+    collections: str | None = None
     # A server with SQL tools: its sql.json (relative to `folder`), or None.
     sql: str | None = None
     # A server with HTTP tools: its http.json (relative to `folder`), or None.
@@ -72,7 +72,9 @@ class ServerDefinition:
         resources = self._parsed.get("resources")
         if resources is None:
             module = importlib.import_module(RECORDS_DEFINITIONS)
-            text = self.read_checked(self.resources) if self.resources else '{"format": 1, "resources": []}'
+            text = (
+                self.read_checked(self.collections) if self.collections else '{"format": 1, "resources": []}'
+            )
             resources = self._parsed["resources"] = module.parse_resources(text)
         return resources
 
@@ -134,7 +136,7 @@ class ServerDefinition:
             self.read_checked(relative)
 
 
-# Parses resources.json; imported by name when first needed, like every backend module.
+# Parses collections.json; imported by name when first needed, like every backend module.
 RECORDS_DEFINITIONS = "lynxc.runtime.backends.records.definitions"
 SQL_CATALOG = "lynxc.runtime.backends.sql.catalog"  # parses sql.json, imported by name too
 HTTP_CATALOG = "lynxc.runtime.backends.http.catalog"  # parses http.json, likewise

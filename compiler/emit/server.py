@@ -3,7 +3,7 @@
 Every file carries a header saying not to edit it and naming what it was generated from with
 its sha256: a tool's model file names that tool's schemas (a record model its resource's record
 schema), so editing one tool of a spec rewrites only that tool's models; the files that gather
-the whole server (tools.json, resources.json, server.py, README.md) name every spec file.
+the whole server (tools.json, collections.json, server.py, README.md) name every spec file.
 Nothing depends on time or machine, so a rebuild is byte-identical.
 """
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders 
     from ..cache import Store
     from ..lint.score import ServerScore, ToolScore
 
-RESOURCES_FILE = "resources.json"
+COLLECTIONS_FILE = "collections.json"  # the declared records (resources.json before issue 31)
 SQL_FILE = "sql.json"
 HTTP_FILE = "http.json"
 
@@ -95,7 +95,7 @@ def emit_server(
             tool, _python_header(_tool_header(tool)), cache
         )
     if server.resources:
-        read_at_runtime[RESOURCES_FILE] = _json_file(
+        read_at_runtime[COLLECTIONS_FILE] = _json_file(
             {GENERATED_KEY: " ".join(lines), **resources_document(server)}
         )
         for resource in server.resources:
@@ -131,7 +131,7 @@ def emit_server(
             server=server,
             header=_python_header(lines),
             bindings=_bindings(server),
-            resources_file=RESOURCES_FILE if server.resources else None,
+            collections_file=COLLECTIONS_FILE if server.resources else None,
             sql_file=SQL_FILE if server.sql is not None else None,
             http_file=HTTP_FILE if server.http is not None else None,
             auth=server.auth.entry() if server.auth is not None else None,

@@ -3,7 +3,7 @@ field path (`capital.name`, `name.fr`) that none of its resources declares sends
 something the server does not have, as when every records server quoted the bundled PEPs.
 
 Only servers whose resources are known are checked (a spec, or a generated folder with its
-resources.json); a saved tools/list says nothing of them. What counts as naming is kept narrow,
+collections.json); a saved tools/list says nothing of them. What counts as naming is kept narrow,
 so prose is not mistaken for paths: a slash path of three segments or more, or with a
 {placeholder}; a dotted path of lowercase names that is neither a path of the tool's own
 schemas (`page.next_cursor`) nor a file or host name (`tools.json`, `peps.python.org`).

@@ -1,5 +1,5 @@
-"""Lower declared resources (`resources:` in a server file, `resource:` files in a folder) into
-ResourceIR, with every check a record declaration needs, and the JSON Schema of one record.
+"""Lower declared collections of records (`collections:` in a server file, `collection:` files
+in a folder) into ResourceIR, with every check a record declaration needs, and the JSON Schema of one record.
 
 Resources refer to each other (`to:`, and the parents that id placeholders name), so lowering
 takes two passes: each resource's own fields first, then what needs the others (reference types
@@ -16,8 +16,8 @@ from typing import Any
 from ..diagnostics import Diagnostic, Span
 from ..ir import RecordFieldIR, ResourceIR, ResourceParentIR, ResourceSortIR, canonical_json
 from ..rules import diagnostic
-from ..spec.load import ResourceSource
-from ..spec.models import RECORD_FIELD_TYPES, RESOURCE_CAPABILITIES, RecordField, Resource
+from ..spec.load import CollectionSource
+from ..spec.models import RECORD_FIELD_TYPES, RESOURCE_CAPABILITIES, Collection, RecordField
 from ..spec.source import NodePath
 from ..suggest import did_you_mean
 
@@ -84,13 +84,13 @@ def field_paths(
             yield from field_paths(f.fields or (), path + ".", in_array)
 
 
-def lower_resources(sources: Sequence[ResourceSource]) -> tuple[tuple[ResourceIR, ...], list[Diagnostic]]:
-    names = [source.resource.name for source in sources]
+def lower_resources(sources: Sequence[CollectionSource]) -> tuple[tuple[ResourceIR, ...], list[Diagnostic]]:
+    names = [source.collection.name for source in sources]
     diagnostics: list[Diagnostic] = []
-    firsts: dict[str, ResourceSource] = {}
+    firsts: dict[str, CollectionSource] = {}
     lowered: list[_Lowered] = []
     for source in sources:
-        name = source.resource.name
+        name = source.collection.name
         span = source.doc.span((*source.base, "name"))
         if not NAME.match(name):
             diagnostics.append(
@@ -127,7 +127,7 @@ def lower_resources(sources: Sequence[ResourceSource]) -> tuple[tuple[ResourceIR
 class _Lowered:
     """One resource after its own checks, before what depends on the other resources."""
 
-    source: ResourceSource
+    source: CollectionSource
     name: str
     id: str
     id_shape: str  # the id with placeholders blanked: two ids of one shape are ambiguous
@@ -142,7 +142,7 @@ class _Lowered:
     bind: tuple[tuple[str, str], ...] = ()
 
     def resource_ir(self, key_types: Mapping[str, str]) -> ResourceIR:
-        resource = self.source.resource
+        resource = self.source.collection
         return ResourceIR(
             name=self.name,
             id=self.id,
@@ -167,13 +167,13 @@ class _Lowered:
 
 @dataclass
 class _ResourceChecker:
-    source: ResourceSource
+    source: CollectionSource
     resource_names: frozenset[str]
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
-    def resource(self) -> Resource:
-        return self.source.resource
+    def resource(self) -> Collection:
+        return self.source.collection
 
     def span(self, *path: str | int, key: bool = False) -> Span:
         return self.source.doc.span((*self.source.base, *path), key=key)
@@ -569,7 +569,7 @@ def _check_ids(lowered: Sequence[_Lowered]) -> Iterator[Diagnostic]:
         other = first.get(item.id_shape)
         if other is not None and other.name != item.name:
             source = item.source
-            span = source.doc.span((*source.base, "id" if source.resource.id is not None else "name"))
+            span = source.doc.span((*source.base, "id" if source.collection.id is not None else "name"))
             yield diagnostic(
                 "RESOURCE_ID_DUPLICATE",
                 f"resource '{item.name}' has the id '{item.id}', which resource '{other.name}' "
@@ -589,7 +589,7 @@ def _check_parent_cycles(lowered: Sequence[_Lowered]) -> Iterator[Diagnostic]:
             continue
         reported.add(frozenset(chain))
         source = item.source
-        span = source.doc.span((*source.base, "id" if source.resource.id is not None else "name"))
+        span = source.doc.span((*source.base, "id" if source.collection.id is not None else "name"))
         yield diagnostic(
             "RESOURCE_PARENT_CYCLE",
             f"resource '{item.name}' nests under itself: " + " -> ".join([*chain, chain[0]]),

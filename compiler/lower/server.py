@@ -165,7 +165,7 @@ def lower(
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
-    resources, resource_diagnostics = lower_resources(source.resources)
+    resources, resource_diagnostics = lower_resources(source.collections)
     diagnostics.extend(resource_diagnostics)
     records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
@@ -732,8 +732,9 @@ def compile_spec(
     check_backends: bool = True,
     build_settings: Mapping[str, str] | None = None,
     cache: Store | None = None,
+    legacy_records: bool = False,
 ) -> Result[ServerIR]:
-    loaded = load_spec(path, cache)
+    loaded = load_spec(path, cache, legacy_records=legacy_records)
     if loaded.value is None:
         return Result(None, loaded.diagnostics)
     lowered = lower(loaded.value, check_backends=check_backends, build_settings=build_settings, cache=cache)

@@ -8,7 +8,7 @@ resources and templates (`mcp_resources`); pairing of servers and tools (`compar
 (`render`); released baselines and the changelog (`changelog`).
 
 May import the shared bottom modules (diagnostics, rules, ir, wire, files) and the fixed
-resources.json format (runtime/backends/records/definitions.py), and the SDK's RFC 6570
+collections.json format (runtime/backends/records/definitions.py), and the SDK's RFC 6570
 `UriTemplate` (imported only when a template changed); it judges wire forms, so it needs
 neither the spec front end nor lint nor emit.
 """

@@ -1,4 +1,4 @@
-"""Diff and judge the records a server declares: the `resources` of its resources.json.
+"""Diff and judge the records a server declares: the `resources` of its collections.json.
 
 Resources are matched by name (a renamed resource is one removed and one added), fields by name
 within their resource or object field. One change per changed part, with a path such as

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, StrictInt, StrictStr, Tag
 from pydantic.functional_validators import BeforeValidator
 
+from . import surface
+
 SPEC_VERSION = 1
 
 CAP_REF_PREFIX = "caps."
@@ -550,7 +552,7 @@ class RecordField(_Strict):
     description: StrictStr | None = None
     required: StrictBool = Field(False, description="Every record must carry a value (not null).")
     values: list[StrictStr] | None = Field(None, description="For enum: the values allowed.")
-    to: StrictStr | None = Field(None, description="For reference: the name of the resource referred to.")
+    to: StrictStr | None = Field(None, description="For reference: the name of the collection referred to.")
     items: RecordField | None = Field(None, description="For array: the field of each element.")
     fields: dict[str, RecordField] | None = Field(None, description="For object: its fields by name.")
 
@@ -559,8 +561,8 @@ class ClaimBinding(_Strict):
     from_claim: StrictStr = Field(description="The claim of the verified caller the field must equal.")
 
 
-class Resource(_Strict):
-    """A collection of records the server serves through its records tools."""
+class Collection(_Strict):
+    """A collection of records the server serves through its records tools (`collections:`)."""
 
     name: StrictStr = Field(description="Lowercase snake case, unique in the server.")
     id: StrictStr | None = Field(
@@ -601,12 +603,19 @@ class Resource(_Strict):
 
 
 class ServerFile(_Strict):
-    """A server spec: `server:` and its tools and resources, inline or in sibling files."""
+    """A server spec: `server:` and its tools, collections, prompts and resources, inline or in
+    sibling files."""
 
     lynxc: Literal[1]
     server: Server
     tools: list[Tool] = Field(default_factory=list)
-    resources: list[Resource] = Field(default_factory=list)
+    collections: list[Collection] = Field(
+        default_factory=list, description="Collections of declared records, served by the records tools."
+    )
+    prompts: list[surface.Prompt] = Field(default_factory=list, description="MCP prompts.")
+    resources: list[surface.Resource] = Field(
+        default_factory=list, description="MCP resources: data a client reads by URI."
+    )
 
 
 class ToolFile(_Strict):
@@ -616,20 +625,40 @@ class ToolFile(_Strict):
     tool: Tool
 
 
-class ResourceFile(_Strict):
-    """One resource of a server whose spec is a folder, beside its tool files."""
+class CollectionFile(_Strict):
+    """One collection of records of a server whose spec is a folder, beside its tool files."""
 
     lynxc: Literal[1]
-    resource: Resource
+    collection: Collection
+
+
+class PromptFile(_Strict):
+    """One MCP prompt of a server whose spec is a folder."""
+
+    lynxc: Literal[1]
+    prompt: surface.Prompt
+
+
+class ResourceFile(_Strict):
+    """One MCP resource of a server whose spec is a folder."""
+
+    lynxc: Literal[1]
+    resource: surface.Resource
+
+
+# The keys of a file beside server.yaml, each declaring one item.
+FOLDER_ITEM_KEYS = ("tool", "collection", "prompt", "resource")
 
 
 class FolderItemFile(_Strict):
-    """A file beside server.yaml that names neither `tool:` nor `resource:`: read against both,
-    so a misspelt key gets its did-you-mean."""
+    """A file beside server.yaml that names none of `tool:`, `collection:`, `prompt:` or
+    `resource:`: read against all, so a misspelt key gets its did-you-mean."""
 
     lynxc: Literal[1]
     tool: Tool | None = None
-    resource: Resource | None = None
+    collection: Collection | None = None
+    prompt: surface.Prompt | None = None
+    resource: surface.Resource | None = None
 
 
 class SpecFile(_Strict):
@@ -639,8 +668,12 @@ class SpecFile(_Strict):
     server: Server | None = None
     tools: list[Tool] | None = None
     tool: Tool | None = None
-    resources: list[Resource] | None = None
-    resource: Resource | None = None
+    collections: list[Collection] | None = None
+    collection: Collection | None = None
+    prompts: list[surface.Prompt] | None = None
+    prompt: surface.Prompt | None = None
+    resources: list[surface.Resource] | None = None
+    resource: surface.Resource | None = None
 
 
 SchemaNode.model_rebuild()

@@ -180,7 +180,7 @@ lynxc: 1
 server:
   name: library
   version: {version}
-resources:
+collections:
   - name: books
     title: Books
     description: One book of the catalogue.
@@ -217,7 +217,7 @@ def library(released_library: Path, tmp_path: Path) -> Path:
 
 def test_a_release_keeps_the_resources_document(library: Path) -> None:
     baseline = json.loads((library / "schema-changelog/library/0.1.0.json").read_text())
-    generated = json.loads((library / "generated/library/resources.json").read_text())
+    generated = json.loads((library / "generated/library/collections.json").read_text())
     assert baseline["resources"] == {"format": 1, "resources": generated["resources"]}
     assert [r["name"] for r in baseline["resources"]["resources"]] == ["books"]
 

@@ -164,7 +164,7 @@ server: {name: library, version: 0.1.0}
 """
 BOOKS = """\
 lynxc: 1
-resource:
+collection:
   name: books
   title: Books
   description: One book of the catalogue.

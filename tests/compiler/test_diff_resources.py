@@ -23,7 +23,7 @@ FIXTURE = Path(__file__).parent / "diff_rules/RESOURCE_FIELD_REMOVED/before/rule
 
 
 def base() -> list[dict[str, Any]]:
-    return json.loads((FIXTURE / "resources.json").read_text())["resources"]
+    return json.loads((FIXTURE / "collections.json").read_text())["resources"]
 
 
 def field(resources: list[dict[str, Any]], *path: str) -> dict[str, Any]:
@@ -194,7 +194,7 @@ def copy_generated(tmp_path: Path, name: str, resources: list[dict[str, Any]] | 
     folder.mkdir(parents=True)
     (folder / "tools.json").write_text('{"tools": []}')
     if resources is not None:
-        (folder / "resources.json").write_text(json.dumps({"format": 1, "resources": resources}))
+        (folder / "collections.json").write_text(json.dumps({"format": 1, "resources": resources}))
     return folder
 
 
@@ -203,10 +203,21 @@ def test_generated_folders_carry_resources_and_a_bare_tools_json_does_not(tmp_pa
     plain = copy_generated(tmp_path, "old", None)
     side = load_side(str(records), ROOT)
     assert side.servers["rules"].resources == base()
-    assert load_side(str(plain), ROOT).servers["rules"].resources == []  # no resources.json: none
+    assert load_side(str(plain), ROOT).servers["rules"].resources == []  # no collections.json: none
     assert load_side(str(records / "tools.json"), ROOT).servers["rules"].resources is None
     rules = [f.rule_id for r in review(load_side(str(plain), ROOT), side) for f in r.findings]
     assert rules == ["RESOURCE_ADDED", "RESOURCE_ADDED"]
+
+
+def test_a_folder_generated_before_the_rename_keeps_its_records(tmp_path: Path) -> None:
+    """A build from before issue 31 kept its records in resources.json: still read as records;
+    a resources.json of MCP resources (no `format`) is not."""
+    legacy = copy_generated(tmp_path, "legacy", None)
+    (legacy / "resources.json").write_text(json.dumps({"format": 1, "resources": base()}))
+    assert load_side(str(legacy), ROOT).servers["rules"].resources == base()
+    mcp = copy_generated(tmp_path, "mcp", None)
+    (mcp / "resources.json").write_text(json.dumps({"resources": [], "resourceTemplates": []}))
+    assert load_side(str(mcp), ROOT).servers["rules"].resources == []
 
 
 @pytest.mark.parametrize(
@@ -221,17 +232,17 @@ def test_generated_folders_carry_resources_and_a_bare_tools_json_does_not(tmp_pa
         ([], "expected a resources document of format 1, found 'list'"),
     ],
 )
-def test_a_broken_resources_json_is_one_clear_line(tmp_path: Path, document: Any, says: str) -> None:
+def test_a_broken_collections_json_is_one_clear_line(tmp_path: Path, document: Any, says: str) -> None:
     folder = copy_generated(tmp_path, "x", [])
-    (folder / "resources.json").write_text(json.dumps(document))
+    (folder / "collections.json").write_text(json.dumps(document))
     with pytest.raises(DiffInputError) as err:
         load_side(str(folder), ROOT)
-    assert str(err.value) == f"{folder}: resources.json: {says}"
+    assert str(err.value) == f"{folder}: collections.json: {says}"
 
 
-def test_a_deep_resources_json_is_refused(tmp_path: Path) -> None:
+def test_a_deep_collections_json_is_refused(tmp_path: Path) -> None:
     folder = copy_generated(tmp_path, "x", [])
-    (folder / "resources.json").write_text("[" * 5000 + "]" * 5000)
+    (folder / "collections.json").write_text("[" * 5000 + "]" * 5000)
     with pytest.raises(DiffInputError, match="nests deeper than"):
         load_side(str(folder), ROOT)
 

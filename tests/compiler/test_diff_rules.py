@@ -1,6 +1,6 @@
 """One golden fixture per diff rule: `diff_rules/<RULE>/before.*` and `after.*` (specs, or a
 tools/list JSON where a spec cannot express the change; for resource rules, generated folders
-`before/rules/` and `after/rules/` holding tools.json and resources.json) and the expected review
+`before/rules/` and `after/rules/` holding tools.json and collections.json) and the expected review
 in `expected.txt`. Every diff rule of the catalogue has a folder, and its fixture triggers it.
 
 Regenerate goldens with `LYNXC_UPDATE_GOLDENS=1 pytest tests/compiler/test_diff_rules.py`."""

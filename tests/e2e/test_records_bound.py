@@ -29,7 +29,7 @@ server:
   title: Help desk
   instructions: Support tickets, each customer seeing their own, read with the records tools.
   transports: [stdio]
-resources:
+collections:
   - name: tickets
     title: Tickets
     description: One support ticket of a customer.

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 RECORDS_SERVERS = sorted(
     path.parent.name
-    for path in (ROOT / "generated").glob("*/resources.json")
+    for path in (ROOT / "generated").glob("*/collections.json")
     if json.loads(path.read_text())["resources"]
 )
 LIST_TOOLS = ("search_records", "query_records")
@@ -34,7 +34,7 @@ def tools(server: str) -> dict[str, dict[str, Any]]:
 
 def first_text_field(server: str) -> tuple[str, str]:
     """A resource id and a text field of it that `contains` takes."""
-    resources = json.loads((ROOT / "generated" / server / "resources.json").read_text())["resources"]
+    resources = json.loads((ROOT / "generated" / server / "collections.json").read_text())["resources"]
     for resource in resources:
         for field in resource["fields"]:
             if field["type"] in ("string", "text", "localized"):

@@ -1,6 +1,6 @@
-"""The resources a records server declares, as the compiler wrote them to `resources.json`.
+"""The resources a records server declares, as the compiler wrote them to `collections.json`.
 
-`lynxc build` lowers a spec's `resources:` block into `generated/<server>/resources.json`; this
+`lynxc build` lowers a spec's `collections:` block into `generated/<server>/collections.json`; this
 module reads it back into frozen dataclasses. Every other module of the records runtime (the
 store, the loader, the query engine, the five tools) works from these, never from the raw JSON.
 
@@ -203,11 +203,11 @@ class Resources:
 
 
 def parse_resources(text: str) -> Resources:
-    """resources.json text -> Resources. The file is the compiler's output, checked against its
+    """collections.json text -> Resources. The file is the compiler's output, checked against its
     sha256 at start-up, so a shape error here is a bug, not user input: it raises ValueError."""
     document = json.loads(text)
     if document.get("format") != FORMAT:
-        raise ValueError(f"resources.json format {document.get('format')!r} (this runtime reads {FORMAT})")
+        raise ValueError(f"collections.json format {document.get('format')!r} (this runtime reads {FORMAT})")
     return Resources(tuple(_resource(item) for item in document["resources"]))
 
 

@@ -317,7 +317,7 @@ class RayEngine:
         resource = run.resource
         relative = f"models/{resource.model}.py"
         spec = {
-            "resources": definition.read_checked(definition.resources),
+            "resources": definition.read_checked(definition.collections),
             "resource": resource.name,
             "module": f"lynxc_generated.ray_load.models.{resource.model}",
             "model_path": str(definition.folder / relative),

@@ -67,7 +67,7 @@ def server_resources(ctx: ToolContext) -> Resources:
     records = getattr(server, "records", None)
     if callable(records):
         return records()
-    return parse_resources(server.read_checked(server.resources))
+    return parse_resources(server.read_checked(server.collections))
 
 
 def resolve_resource(

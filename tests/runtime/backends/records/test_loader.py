@@ -29,7 +29,7 @@ lynxc: 1
 server:
   name: books-{variant}
   version: 0.1.0
-resources:
+collections:
   - name: books
     title: Books
     description: {description}

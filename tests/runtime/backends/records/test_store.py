@@ -140,7 +140,7 @@ def test_one_loader_at_a_time(tmp_path: Path) -> None:
 
 
 def test_only_storage_changes_change_the_declaration(tmp_path_factory: pytest.TempPathFactory) -> None:
-    document = json.loads(generated("base", tmp_path_factory).read_checked("resources.json"))
+    document = json.loads(generated("base", tmp_path_factory).read_checked("collections.json"))
     books, chapters = (
         next(r for r in document["resources"] if r["name"] == n) for n in ("books", "chapters")
     )
