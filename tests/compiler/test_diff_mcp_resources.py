@@ -6,6 +6,7 @@ golden fixture in diff_rules/ (test_diff_rules.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -113,13 +114,20 @@ def test_mcp_resources_are_compared_only_when_both_sides_can_tell() -> None:
     assert rules == ["RESOURCE_URI_REMOVED", "RESOURCE_TEMPLATE_REMOVED", "RESOURCE_TEMPLATE_REMOVED"]
 
 
-def test_a_records_resources_json_is_not_read_as_mcp_resources() -> None:
-    """Until the records' file is collections.json, a generated resources.json with a `format`
-    holds records: it is compared as records, and the folder offers no MCP resources."""
+def test_records_and_mcp_resources_of_a_generated_folder_stay_apart(tmp_path: Path) -> None:
+    """Records are in collections.json, MCP resources in resources.json; a folder generated
+    before issue 31 kept records in resources.json (with a `format`): they are read as records,
+    and the folder offers no MCP resources."""
     folder = RULES / "RESOURCE_FIELD_REMOVED/before/rules"
     wire = load_side(str(folder), ROOT).servers["rules"]
     assert wire.resources and wire.mcp_resources == {"resources": [], "resourceTemplates": []}
     assert wire.prompts == []
+    legacy = tmp_path / "rules"
+    legacy.mkdir()
+    shutil.copy(folder / "tools.json", legacy / "tools.json")
+    shutil.copy(folder / "collections.json", legacy / "resources.json")
+    old = load_side(str(legacy), ROOT).servers["rules"]
+    assert old.resources == wire.resources and old.mcp_resources == wire.mcp_resources
     surface = load_side(str(FIXTURE), ROOT).servers["surface"]
     assert surface.resources == [] and surface.mcp_resources == base()
 
