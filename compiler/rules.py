@@ -1253,7 +1253,12 @@ _SURFACE_DIFF_RULES = (
     (
         "RESOURCE_MIME_TYPE_CHANGED",
         "breaking",
-        "An MCP resource's or template's MIME type changed: clients parse its contents by it.",
+        "An MCP resource's or template's MIME type changed or was dropped: clients parse its contents by it.",
+    ),
+    (
+        "RESOURCE_MIME_TYPE_DECLARED",
+        "info",
+        "An MCP resource or template now declares the MIME type it did not: clients no longer guess.",
     ),
 )
 

@@ -145,6 +145,8 @@ def judge_mcp_resource(change: Change) -> Finding:
             change, "RESOURCE_URI_ADDED" if static else "RESOURCE_TEMPLATE_ADDED", f"{who} was added"
         )
     field = path[0]
+    if field == "mimeType" and change.op == "added":
+        return Finding(change, "RESOURCE_MIME_TYPE_DECLARED", f"{who}: now declares MIME type {change.after}")
     if field == "mimeType":
         return Finding(
             change,

@@ -97,6 +97,19 @@ def test_a_renamed_template_with_another_template_is_removed_and_added() -> None
     ]
 
 
+def test_a_mime_type_declared_is_info_and_one_dropped_or_changed_is_breaking() -> None:
+    def mime(old: str | None, new: str | None) -> str:
+        entry = {"uri": "docs://guide", "name": "guide"}
+        before = {"resources": [{**entry, "mimeType": old}]}
+        after = {"resources": [{**entry, "mimeType": new}]}
+        ((_, _, rule),) = judged(before, after)
+        return rule
+
+    assert mime(None, "text/markdown") == "RESOURCE_MIME_TYPE_DECLARED"
+    assert mime("text/markdown", None) == "RESOURCE_MIME_TYPE_CHANGED"
+    assert mime("text/markdown", "text/plain") == "RESOURCE_MIME_TYPE_CHANGED"
+
+
 def test_nulls_are_absent_and_order_is_not_compared() -> None:
     before, after = base(), base()
     after["resourceTemplates"].reverse()
@@ -138,7 +151,7 @@ def test_every_mcp_resource_rule_fixture_holds_one_finding() -> None:
         *RULES.glob("RESOURCE_TEMPLATE_*"),
         *RULES.glob("RESOURCE_MIME_*"),
     ]
-    assert len(folders) == 17
+    assert len(folders) == 18
     for folder in sorted(folders):
         before = load_side(str(folder / "before/surface"), ROOT).servers["surface"]
         after = load_side(str(folder / "after/surface"), ROOT).servers["surface"]
