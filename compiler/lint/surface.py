@@ -72,7 +72,7 @@ def _prompt(server: ServerWire, prompt: Mapping[str, Any]) -> Iterator[LintFindi
                 f"{who}: say what it produces or when to pick it (a user chooses among prompts by it)",
                 span=span,
             )
-        quoted = _quoted(description) - declared
+        quoted = _quoted(URI_TOKEN.sub(" ", description)) - declared
         if quoted:
             known = ", ".join(sorted(declared)) or "none"
             yield LintFinding(
@@ -111,7 +111,7 @@ def _argument(
             name,
             span,
         )
-    quoted = _quoted(description) - declared
+    quoted = _quoted(URI_TOKEN.sub(" ", description)) - declared
     if quoted:
         yield LintFinding(
             "PROMPT_ARGUMENT_UNDECLARED",

@@ -46,6 +46,7 @@ GOOD = "Ask for a summary of one PEP: its motivation and decision. Use it before
         ("Ask for a summary of PEP {{ number }} in the chosen {style}.", ["PROMPT_ARGUMENT_UNDECLARED"]),
         ("Ask for a summary; pass the argument `lang` to choose.", ["PROMPT_ARGUMENT_UNDECLARED"]),
         ("Ask for a summary of PEP {{ number }}: pass `number` as digits.", []),  # declared
+        ("Ask for a summary of the PEP at pep://{pep_number}.", []),  # a resource's URI, not a quote
         ("Summaries.", ["PROMPT_DESCRIPTION_TOO_SHORT", "PROMPT_USAGE_UNDESCRIBED"]),
         ("FIXME: Ask for a summary of one PEP.", ["PROMPT_PLACEHOLDER_TEXT"]),
         ("   ", ["PROMPT_DESCRIPTION_MISSING"]),
