@@ -42,6 +42,11 @@ BUILTIN_BACKENDS: Mapping[str, str] = {
     "groundhog.read_url": "lynxc.runtime.backends.groundhog.tools:read_url",
     "groundhog.research": "lynxc.runtime.backends.groundhog.tools:research",
     "groundhog.status": "lynxc.runtime.backends.groundhog.tools:status",
+    "conformance.simple_text": "lynxc.runtime.backends.conformance.tools:simple_text",
+    "conformance.error_handling": "lynxc.runtime.backends.conformance.tools:error_handling",
+    "conformance.with_progress": "lynxc.runtime.backends.conformance.tools:with_progress",
+    "conformance.with_logging": "lynxc.runtime.backends.conformance.tools:with_logging",
+    "conformance.every_level": "lynxc.runtime.backends.conformance.tools:every_level",
 }
 
 

@@ -1,4 +1,5 @@
-"""What a backend receives beside its input: caps, settings, progress and cancellation."""
+"""What a backend receives beside its input: caps, settings, progress, cancellation and the
+client's log."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.to_thread
 
+from .client_logging import NO_CLIENT_LOG, ClientLog
 from .errors import ToolCancelled
 
 if TYPE_CHECKING:
@@ -58,6 +60,18 @@ class ToolContext:
     # Who is calling: verified over HTTP (a token or an API key), the local operator on stdio
     # (as the caller_claims setting describes them), None when the server knows no one.
     caller: Caller | None = None
+    # The client's log for this request (client_logging.py): what `log` sends, and to whom.
+    client_log: ClientLog = NO_CLIENT_LOG
+
+    async def log(self, level: str, message: str, /, **data: Any) -> None:
+        """Tell the client's log (`notifications/message`) at `level` (debug, info, notice,
+        warning, error, critical, alert, emergency): `message`, and `data` as JSON fields beside
+        it. A no-op when the client did not ask for that level; passwords are redacted."""
+        await self.client_log.log(level, message, **data)
+
+    def logs(self, level: str) -> bool:
+        """Whether a message at `level` would reach the client (to skip building one)."""
+        return self.client_log.wants(level)
 
     async def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking work in a worker thread; on cancellation, tell the work to stop and leave."""

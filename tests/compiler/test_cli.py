@@ -204,7 +204,7 @@ def test_rules_lists_the_catalogue() -> None:
 def test_unknown_server_and_bad_setting_are_clear_errors(tmp_path: Path) -> None:
     missing = run("serve", "nope", check=False)
     assert missing.returncode == 2 and "no generated server 'nope'" in missing.stderr
-    assert "(built: agent-tool, countries-sql, countries-sqlite, dot-harness," in missing.stderr
+    assert "(built: agent-tool, conformance, countries-sql, countries-sqlite, dot-harness," in missing.stderr
     typo = run("serve", "dot-harnes", check=False)
     assert typo.returncode == 2 and "did you mean 'dot-harness'?" in typo.stderr
     assert "lynxc build" not in typo.stderr  # a typo, not a missing build

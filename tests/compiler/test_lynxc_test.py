@@ -254,6 +254,7 @@ def test_every_bundled_server_passes_its_examples(server: str, request: pytest.F
 def test_the_bundled_servers_all_carry_examples() -> None:
     assert set(BUNDLED) == {
         "agent-tool",
+        "conformance",
         "countries-sql",
         "countries-sqlite",
         "dot-harness",

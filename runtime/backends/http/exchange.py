@@ -6,7 +6,7 @@ retry logic how much of it is left, so a `Retry-After` that does not fit is not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -24,6 +24,12 @@ from .transport import Prepare, read_capped, read_start, send
 
 ERROR_BODY_BYTES = 4096  # read of a non-2xx body, for its excerpt
 
+LogFn = Callable[..., Awaitable[None]]  # ToolContext.log: (level, message, **data)
+
+
+async def _no_log(level: str, message: str, /, **data: Any) -> None:
+    return None
+
 
 @dataclass(frozen=True)
 class Call:
@@ -36,7 +42,9 @@ class Call:
     deadline: float  # anyio.current_time() by which the call ends
 
 
-async def exchange(pool: ServerPool, call: Call) -> dict[str, Any]:
+async def exchange(pool: ServerPool, call: Call, log: LogFn = _no_log) -> dict[str, Any]:
+    """The call's answer; `log` (the client's log) hears each upstream status at debug and each
+    retry at warning, the request shown as in messages (credentials never in it)."""
     request, shown = call.request, call.request.shown
     secrets = secret_values(call.auth, call.settings)
     refreshed = False  # an OAuth 2 token refused with 401 is replaced once per call
@@ -62,8 +70,16 @@ async def exchange(pool: ServerPool, call: Call) -> dict[str, Any]:
         wait = None
         if call.tool.idempotent and attempt < call.retries:
             wait = retry_wait(response.status_code, response.headers.get("retry-after"), attempt, remaining)
+        await log("debug", f"{shown} answered {response.status_code}", status=response.status_code)
         if wait is None:
             break
+        await log(
+            "warning",
+            f"{shown} answered {response.status_code}: retry {attempt + 1} of {call.retries} in {wait:g} s",
+            status=response.status_code,
+            retry=attempt + 1,
+            wait_seconds=wait,
+        )
         await response.aclose()
         await anyio.sleep(wait)
         attempt += 1

@@ -61,7 +61,7 @@ async def call_http(params: Any, ctx: ToolContext) -> dict[str, Any]:
     )
     try:
         with anyio.fail_after(seconds):
-            return await exchange(pool_for(ctx.server), call)
+            return await exchange(pool_for(ctx.server), call, ctx.log)
     except TimeoutError:
         raise ToolError(
             f"{request.shown} did not answer within {seconds:g} s (setting "

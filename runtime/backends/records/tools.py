@@ -463,10 +463,23 @@ async def search_records(params: Any, ctx: ToolContext) -> dict[str, Any]:
         for entry, row in zip(result["items"], rows, strict=True):
             entry["_sys"]["similarity"] = similarity(row.get("_vector"), vector)
     result["execution_info"] = {"search_mode": ranking.mode, "applied_search_type": ranking.applied}
+    await _log_search_mode(ctx, listing.resource.name, search_type, ranking)
     note = _coverage(listing, position, ranking.applied)
     if note:  # vectors still to fill after `lynxc load --embed later`
         result["execution_info"]["search_mode"] += f"; {note}"
     return result
+
+
+async def _log_search_mode(ctx: ToolContext, resource: str, asked: str, ranking: Ranking) -> None:
+    """The client's log at info: the search mode that ran, and whether it fell back from the one
+    asked for (no vectors, say), which the operator of the client may want to fix."""
+    fell_back = ranking.applied != asked
+    message = (
+        f"search over {resource!r} fell back from {asked} to {ranking.applied}"
+        if fell_back
+        else f"search over {resource!r} ran {ranking.applied}"
+    )
+    await ctx.log("info", message, resource=resource, asked=asked, applied=ranking.applied, mode=ranking.mode)
 
 
 def _coverage(listing: _List, position: Position, applied: str) -> str | None:

@@ -19,6 +19,7 @@ the calls.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -40,6 +41,7 @@ from .catalog import (
     SqlTool,
 )
 from .connection import Call, Database, database_for, first_paragraph, param_key
+from .timeouts import StatementTimeout
 
 # After a timeout, how long the call waits for DuckDB to acknowledge the interrupt before
 # answering (it answers either way; the interrupts go on in the background).
@@ -60,16 +62,7 @@ async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
     limit = max(1, min(int(ctx.caps.get("max_rows", tool.max_rows)), tool.max_rows))
     wanted = 1 if tool.result == "one" else limit + 1
     seconds = _timeout(catalog, ctx.settings)
-    if catalog.engine == "postgres":
-        from .postgres.run import fetch_pg_rows
-
-        rows, fetched = await fetch_pg_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
-    elif catalog.engine == "sqlite":
-        from .sqlite.run import fetch_sqlite_rows
-
-        rows, fetched = await fetch_sqlite_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
-    else:
-        rows, fetched = await _fetch_duckdb(catalog, tool, arguments, wanted, seconds, ctx)
+    rows, fetched = await _fetch_logged(catalog, tool, arguments, wanted, seconds, ctx)
     if tool.result == "one":
         if not rows:
             raise ToolError(f"no row matched {describe_arguments(tool, arguments)}")
@@ -81,6 +74,49 @@ async def run_sql(params: Any, ctx: ToolContext) -> dict[str, Any]:
         fit_list_to_json_cap(result, "rows", "truncated", int(cap))
     result["row_count"] = len(result["rows"])
     return result
+
+
+async def _fetch_logged(
+    catalog: SqlCatalog,
+    tool: SqlTool,
+    arguments: dict[str, Any],
+    wanted: int,
+    seconds: float,
+    ctx: ToolContext,
+) -> tuple[list[dict[str, Any]], int]:
+    """The rows, with the client's log told what ran: the statement, its rows and its duration
+    at debug, a timeout at warning. Argument values are not logged (they are the caller's own,
+    and may be personal); the statement is the spec's text, which holds no secret."""
+    started = time.perf_counter()
+    try:
+        if catalog.engine == "postgres":
+            from .postgres.run import fetch_pg_rows
+
+            rows, fetched = await fetch_pg_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
+        elif catalog.engine == "sqlite":
+            from .sqlite.run import fetch_sqlite_rows
+
+            rows, fetched = await fetch_sqlite_rows(catalog, tool, arguments, wanted, seconds, ctx)  # type: ignore[arg-type]
+        else:
+            rows, fetched = await _fetch_duckdb(catalog, tool, arguments, wanted, seconds, ctx)
+    except StatementTimeout:
+        await ctx.log(
+            "warning",
+            f"SQL statement of {tool.name!r} stopped at the {seconds:g} s timeout",
+            engine=catalog.engine,
+            statement=tool.statement,
+            timeout_setting=catalog.timeout_setting,
+        )
+        raise
+    await ctx.log(
+        "debug",
+        f"SQL statement of {tool.name!r} ran",
+        engine=catalog.engine,
+        statement=tool.statement,
+        rows=len(rows),
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
+    return rows, fetched
 
 
 async def _fetch_duckdb(
@@ -189,7 +225,7 @@ async def run_interruptible(
         with anyio.move_on_after(STOP_WAIT_SECONDS):
             while not call.finished.is_set():
                 await anyio.sleep(0.01)
-        raise ToolError(
+        raise StatementTimeout(
             f"the statement ran longer than {seconds:g} s (setting {catalog.timeout_setting!r}) and was "
             "stopped; narrow it with more specific arguments"
         ) from None

@@ -13,6 +13,7 @@ from typing import Any
 from lynxc.runtime.errors import ToolError
 from lynxc.runtime.redact import redact
 
+from ..timeouts import StatementTimeout
 from .catalog import PgParam, PgTool
 
 # Postgres names the bound parameter it could not read: "unnamed portal parameter $2 = '...'".
@@ -61,7 +62,7 @@ def statement_error(err: Any, tool: PgTool, timeout_setting: str, seconds: float
     diag = getattr(err, "diag", None)
     message = first_line(getattr(diag, "message_primary", None) or str(err))
     if state == "57014":
-        return ToolError(
+        return StatementTimeout(
             f"the statement ran longer than {seconds:g} s (setting {timeout_setting!r}) and was "
             "cancelled on the server; narrow it with more specific arguments"
         )

@@ -18,6 +18,7 @@ from typing import Any
 from lynxc.runtime.context import ToolContext
 from lynxc.runtime.errors import ToolError
 
+from ..timeouts import StatementTimeout
 from .catalog import SqliteCatalog, SqliteTool
 from .database import SqliteDatabase, sqlite_database_for
 from .types import Misfit, row_converter
@@ -91,7 +92,7 @@ def _fetch(
             cursor.close()
         except sqlite3.Error as err:
             if "timeout" in stopped:
-                raise ToolError(
+                raise StatementTimeout(
                     f"the statement ran longer than {seconds:g} s (setting {catalog.timeout_setting!r}) "
                     "and was stopped; narrow it with more specific arguments"
                 ) from None
