@@ -28,13 +28,13 @@ PLACEHOLDER = re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem ipsum)\b|\bdescription (h
 # What a prompt produces or asks for ("Summarize ...", "Drafts a reply", "asks the model ...").
 PROMPT_PURPOSE = re.compile(
     r"\b(asks?|ask for|produces?|drafts?|writes?|summari[sz]es?|explains?|reviews?|generates?|"
-    r"creates?|compares?|lists?|suggests?|plans?|answers?|translates?)\b",
+    r"creates?|compares?|lists?|suggests?|plans?|answers?|translates?|requests?|pick|choose)\b",
     re.I,
 )
 # What a resource holds.
 CONTENT_CUES = re.compile(
-    r"\b(holds?|contains?|lists?|describes?|documents?|text of|content|data|records?|reads?|"
-    r"json|markdown|one \w+ per|each)\b",
+    r"\b(holds?|contains?|lists?|describes?|documents?|content|data|records?|reads?|each|one \w+ per|"
+    r"text|image|file|blob|object|page|table|json|markdown|csv|png|pdf|html|yaml)\b",
     re.I,
 )
 # `{name}` / `{{ name }}` (a template's or Jinja placeholder) and "argument `name`" / "`name` argument".
