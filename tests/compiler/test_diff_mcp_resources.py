@@ -168,3 +168,18 @@ def test_a_static_resource_a_new_template_still_matches_is_removed_with_a_hint()
     removed, added = review_pair(side(before), side(after)).findings
     assert (removed.rule_id, added.rule_id) == ("RESOURCE_URI_REMOVED", "RESOURCE_TEMPLATE_ADDED")
     assert removed.hint == "template 'docs' matches its URI: reads may still work, but it is no longer listed"
+
+
+def test_no_prompt_or_mcp_resource_rule_reuses_a_records_rule_id() -> None:
+    """An acknowledgement or a suppression names a rule: a reused ID would change what an old
+    one allows. The records' rules (diff and spec) keep theirs until they become COLLECTION_*."""
+    from lynxc.compiler.rules import _RESOURCE_DIFF_RULES, _SURFACE_DIFF_RULES, _SURFACE_LINT_RULES, RULES
+
+    records = {rule for rule, *_ in _RESOURCE_DIFF_RULES} | {
+        rule for rule, entry in RULES.items() if entry.category == "resource"
+    }
+    surface = {rule for rule, *_ in _SURFACE_DIFF_RULES} | {rule for rule, *_ in _SURFACE_LINT_RULES}
+    assert len(surface) == 42 and not surface & records
+    assert all(
+        rule.startswith(("PROMPT_", "RESOURCE_URI_", "RESOURCE_TEMPLATE_", "RESOURCE_")) for rule in surface
+    )
