@@ -180,6 +180,3 @@ def test_no_prompt_or_mcp_resource_rule_reuses_a_records_rule_id() -> None:
     }
     surface = {rule for rule, *_ in _SURFACE_DIFF_RULES} | {rule for rule, *_ in _SURFACE_LINT_RULES}
     assert len(surface) == 42 and not surface & records
-    assert all(
-        rule.startswith(("PROMPT_", "RESOURCE_URI_", "RESOURCE_TEMPLATE_", "RESOURCE_")) for rule in surface
-    )
