@@ -574,6 +574,7 @@ class ServerIR:
     examples: tuple[ExampleIR, ...] = ()
     test_fixture: TestFixtureIR | None = None
     prompts: tuple[PromptIR, ...] = ()
+    completions_json: str = ""  # canonical JSON of completions.json (lower/completions.py), "" when none
     mcp_resources: tuple[McpResourceIR, ...] = ()
     # server.lint.suppress as (rule, reason): lint of prompts and MCP resources applies them.
     lint_suppressions: tuple[tuple[str, str], ...] = ()

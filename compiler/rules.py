@@ -574,6 +574,90 @@ _RULES = (
         "TEST_SETTING_UNKNOWN", "error", "examples", "A test fixture sets only settings the server declares."
     ),
     Rule("TEST_SETUP_INVALID", "error", "examples", "A test fixture's setup runs lynxc load, index or keys."),
+    # prompts and completions (compiler/lower/prompts.py, compiler/lower/completions.py)
+    Rule("PROMPT_NAME_INVALID", "error", "prompt", "A prompt name matches [A-Za-z0-9_.-]{1,64}."),
+    Rule("PROMPT_NAME_DUPLICATE", "error", "prompt", "Prompt names are unique within a server."),
+    Rule(
+        "PROMPT_ARGUMENT_NAME_INVALID",
+        "error",
+        "prompt",
+        "A prompt argument's name is an identifier its templates can use (not a Jinja2 keyword).",
+    ),
+    Rule(
+        "PROMPT_MESSAGE_INVALID",
+        "error",
+        "prompt",
+        "A prompt message holds exactly one of text, resource or image.",
+    ),
+    Rule("PROMPT_TEMPLATE_SYNTAX", "error", "prompt", "A prompt template is well-formed Jinja2."),
+    Rule(
+        "PROMPT_TEMPLATE_UNSAFE",
+        "error",
+        "prompt",
+        "A prompt template reads only its arguments: no attribute or item whose name starts with '_'.",
+    ),
+    Rule(
+        "PROMPT_ARGUMENT_UNDECLARED",
+        "error",
+        "prompt",
+        "A prompt template uses only the prompt's declared arguments.",
+    ),
+    Rule(
+        "PROMPT_ARGUMENT_UNUSED",
+        "warning",
+        "prompt",
+        "Every declared argument of a prompt is used by one of its messages.",
+    ),
+    Rule(
+        "PROMPT_RENDER_FAILED",
+        "error",
+        "prompt",
+        "Every prompt renders with its sample arguments (the build renders each one).",
+    ),
+    Rule(
+        "PROMPT_RESOURCE_UNKNOWN",
+        "error",
+        "prompt",
+        "A resource message's URI, rendered with the samples, is one of the server's MCP resources.",
+    ),
+    Rule(
+        "PROMPT_IMAGE_INVALID",
+        "error",
+        "prompt",
+        "An image message names an image file beside the spec (image/* MIME type, at most 1 MiB).",
+    ),
+    Rule(
+        "COMPLETION_SOURCE_INVALID",
+        "error",
+        "prompt",
+        "A completion source is exactly one of values (non-empty), collection with field, sql or function.",
+    ),
+    Rule("COMPLETION_COLLECTION_UNKNOWN", "error", "prompt", "A completion's collection is a declared one."),
+    Rule(
+        "COMPLETION_FIELD_INVALID",
+        "error",
+        "prompt",
+        "A completion's field is a top-level string, integer or enum field of its collection.",
+    ),
+    Rule(
+        "COMPLETION_SQL_INVALID",
+        "error",
+        "prompt",
+        "A SQL completion runs over the server's SQL data, binds only $value and known names, and "
+        "returns one column.",
+    ),
+    Rule(
+        "COMPLETION_FUNCTION_INVALID",
+        "error",
+        "prompt",
+        "A function completion names an importable 'package.module:function'.",
+    ),
+    Rule(
+        "COMPLETION_VARIABLE_UNKNOWN",
+        "error",
+        "prompt",
+        "A resource template's completed variables are variables of its URI template.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

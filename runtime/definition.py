@@ -44,6 +44,10 @@ class ServerDefinition:
     sql: str | None = None
     # A server with HTTP tools: its http.json (relative to `folder`), or None.
     http: str | None = None
+    # A server with prompts: its prompts.json (prompt_messages.json beside it), or None.
+    prompts: str | None = None
+    # A server whose prompts or resource templates complete: its completions.json, or None.
+    completions: str | None = None
     # How HTTP callers are authenticated (runtime/auth/config.py reads it), or None: no one is.
     auth: Mapping[str, Any] | None = None
     transports: tuple[str, ...] = ("stdio", "http")
@@ -140,6 +144,7 @@ class ServerDefinition:
 RECORDS_DEFINITIONS = "lynxc.runtime.backends.records.definitions"
 SQL_CATALOG = "lynxc.runtime.backends.sql.catalog"  # parses sql.json, imported by name too
 HTTP_CATALOG = "lynxc.runtime.backends.http.catalog"  # parses http.json, likewise
+PROMPT_MESSAGES_FILE = "prompt_messages.json"  # how each prompt renders, beside prompts.json
 GENERATED_KEY = "_generated"  # where tools.json keeps its header (compiler/wire.py writes it)
 
 

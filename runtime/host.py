@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import time
 import traceback
@@ -32,9 +33,10 @@ from .auth.caller import Caller
 from .backend import BackendFn, BackendInfo, load_backend
 from .caller_arguments import BindingRefused, bind_claims, local_caller, tool_access
 from .client_logging import SessionLevels, quiet_logging_deprecation
+from .completions import CompletionHost
 from .context import ToolContext
 from .defaults import DEFAULT_PAGE_SIZE
-from .definition import ServerDefinition, ToolBinding
+from .definition import PROMPT_MESSAGES_FILE, ServerDefinition, ToolBinding
 from .errors import (
     ToolError,
     crashed_prefix,
@@ -44,6 +46,7 @@ from .errors import (
     unsendable_result_prefix,
 )
 from .output_validation import OutputValidator
+from .prompts import PromptHost, no_resources
 from .redact import redact
 from .startup_checks import DeferredChecks, backend_checks, backend_package
 from .wire_values import NotJSONError, encode_json, to_wire
@@ -86,6 +89,29 @@ class ToolHost:
         self._loaded: dict[str, LoadedTool] = {}
         self._deferred = DeferredChecks(backend_checks(definition, "check_settings_deferred"), self.settings)
         self.log_levels = SessionLevels()  # what each handshake session asked of the client log
+        # Prompts and completions (issue 31), when the server declares them; a prompt's
+        # `resource:` message reads through `read_resource` (the resources host sets it).
+        self.read_resource = no_resources
+        self.prompts = (
+            PromptHost.from_files(
+                definition.read_checked(definition.prompts),
+                definition.read_checked(PROMPT_MESSAGES_FILE),
+                lambda uri: self.read_resource(uri),
+                page_size=page_size,
+            )
+            if definition.prompts
+            else None
+        )
+        self.completions = (
+            CompletionHost(
+                json.loads(definition.read_checked(definition.completions)),
+                self.prompts.arguments() if self.prompts is not None else {},
+                definition,
+                self.settings,
+            )
+            if definition.completions
+            else None
+        )
 
     def tool_scopes(self) -> dict[str, frozenset[str]]:
         """The scopes each tool needs of a caller over an authenticated transport."""
@@ -103,7 +129,22 @@ class ToolHost:
                 on_call_tool=self.call_tool,
                 on_set_logging_level=self.log_levels.set_level,
                 get_tool_input_schema=lambda name: self._schemas.get(name, {}).get("inputSchema"),
+                **self._surface_handlers(),
             )
+
+    def _surface_handlers(self) -> dict[str, Any]:
+        """The prompts and completion handlers, only for a server that has them: capabilities
+        follow the handlers."""
+        handlers: dict[str, Any] = {}
+        if self.prompts is not None:
+            handlers["on_list_prompts"] = self.prompts.list_prompts
+            handlers["on_get_prompt"] = self.prompts.get_prompt
+        if self.completions is not None:
+            completions = self.completions
+            handlers["on_completion"] = lambda ctx, params: completions.complete(
+                ctx, params, self._caller(ctx), self.log_levels.client_log(ctx, logger_name="completion")
+            )
+        return handlers
 
     # tools/list ---------------------------------------------------------------------------
 

@@ -40,6 +40,15 @@ from .models import (
     models_document,
     record_document,
 )
+from .prompts import (
+    COMPLETIONS_FILE,
+    PROMPT_MESSAGES_FILE,
+    PROMPTS_FILE,
+    completions_document,
+    prompt_docs,
+    prompt_messages,
+    prompts_list,
+)
 from .resources_doc import resource_docs
 
 if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders them
@@ -102,6 +111,7 @@ def emit_server(
             read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
                 resource, _python_header(_record_header(resource)), cache
             )
+    read_at_runtime.update(prompt_files(server, lines))
     if server.sql is not None:
         read_at_runtime[SQL_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **sql_document(server)})
     if server.http is not None:
@@ -123,6 +133,7 @@ def emit_server(
                 for tool in server.tools
             ],
             resources=resource_docs(server),
+            prompts=prompt_docs(server),
             server_score=score,
             changelog=changelog_markdown,
         ),
@@ -134,6 +145,8 @@ def emit_server(
             collections_file=COLLECTIONS_FILE if server.resources else None,
             sql_file=SQL_FILE if server.sql is not None else None,
             http_file=HTTP_FILE if server.http is not None else None,
+            prompts_file=PROMPTS_FILE if server.prompts else None,
+            completions_file=COMPLETIONS_FILE if server.completions_json else None,
             auth=server.auth.entry() if server.auth is not None else None,
             files_sha256={
                 name: hashlib.sha256(text.encode()).hexdigest()
@@ -142,6 +155,18 @@ def emit_server(
         ),
     }
     return {f"{GENERATED_DIR}/{server.name}/{name}": text for name, text in files.items()}
+
+
+def prompt_files(server: ServerIR, lines: list[str]) -> dict[str, str]:
+    """prompts.json, prompt_messages.json and completions.json, for a server that has them."""
+    files = {}
+    if server.prompts:
+        files[PROMPTS_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **prompts_list(server)})
+        files[PROMPT_MESSAGES_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **prompt_messages(server)})
+    completions = completions_document(server)
+    if completions is not None:
+        files[COMPLETIONS_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **completions})
+    return files
 
 
 def example_doc(example: ExampleIR) -> dict[str, str]:

@@ -51,6 +51,7 @@ from .backend_probe import Declaration, read_declarations, refused_target
 from .examples import lower_examples
 from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
 from .model_files import check_model_files, same_file, tool_module
+from .prompts import collection_fields, lower_surface
 from .records_tools import (
     DATA_DIR_SETTING,
     EMBEDDER_SETTING,
@@ -335,6 +336,17 @@ def lower(
             requests.append(request)
         http = HttpDataIR(base_url, http_auth, http_headers, tuple(requests))
 
+    surface = lower_surface(
+        source,
+        source.prompts,
+        source.resources,
+        collection_fields(c.collection for c in source.collections),
+        check_backends=check_backends,
+        cache=cache,
+    )
+    diagnostics.extend(surface.diagnostics)
+    spec_files = server_files(source, [*spec_files, *surface.files])
+
     examples, test_fixture = (), None
     if check_backends:
         examples, test_fixture, example_diagnostics = lower_examples(
@@ -367,6 +379,8 @@ def lower(
             http=http,
             examples=examples,
             test_fixture=test_fixture,
+            prompts=surface.prompts,
+            completions_json=surface.completions_json,
             lint_suppressions=tuple(
                 (s.rule, s.reason) for s in (server.lint.suppress if server.lint else [])
             ),
