@@ -152,3 +152,20 @@ def test_every_prompt_rule_fixture_holds_one_finding() -> None:
         after = load_side(str(folder / "after/surface"), ROOT).servers["surface"]
         assert [f.rule_id for f in review_pair(before, after).findings] == [folder.name]
         assert copy.deepcopy(before.tools) == after.tools
+
+
+def test_every_bundled_spec_and_its_generated_folder_offer_the_same_surface() -> None:
+    """What review reads of a spec (its IR) is what the build wrote (prompts.json, resources.json):
+    comparing one with the other finds no prompt or MCP resource change, for every bundled server."""
+    from lynxc.compiler.spec.load import discover_specs
+
+    specs = discover_specs(ROOT / "specs")
+    assert specs
+    for spec in specs:
+        server = spec.name if spec.is_dir() else spec.parent.name
+        generated = ROOT / "generated" / server
+        (head,) = load_side(str(spec), ROOT).servers.values()
+        (built,) = load_side(str(generated), ROOT).servers.values()
+        assert head.prompts == built.prompts, server
+        changed = [f.rule_id for f in review_pair(built, head).findings if not f.change.of_tool]
+        assert not [rule for rule in changed if rule.startswith(("PROMPT_", "RESOURCE_"))], server
