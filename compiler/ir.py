@@ -545,6 +545,7 @@ class McpResourceIR:
     wire_json: str  # canonical JSON of that list entry
     span: Span
     source_json: str  # canonical JSON of its resource_sources.json entry (lower/mcp_resources.py's shape)
+    files: tuple[tuple[str, str], ...] = ()  # (build path, text) of the files it copies into the build
 
     @property
     def wire(self) -> dict[str, Any]:

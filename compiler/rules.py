@@ -658,6 +658,103 @@ _RULES = (
         "prompt",
         "A resource template's completed variables are variables of its URI template.",
     ),
+    # MCP resources: data a client reads by URI (`resources:`, compiler/lower/mcp_resources.py)
+    Rule(
+        "MCP_RESOURCE_NAME_DUPLICATE", "error", "mcp-resource", "MCP resource names are unique in a server."
+    ),
+    Rule(
+        "MCP_RESOURCE_URI_DUPLICATE",
+        "error",
+        "mcp-resource",
+        "Two MCP resources must not declare the same uri or uri_template.",
+    ),
+    Rule(
+        "MCP_RESOURCE_URI_ONE_OF",
+        "error",
+        "mcp-resource",
+        "An MCP resource declares exactly one of uri (static) and uri_template (templated).",
+    ),
+    Rule(
+        "MCP_RESOURCE_URI_INVALID",
+        "error",
+        "mcp-resource",
+        "A resource's uri is an absolute URI with a scheme.",
+    ),
+    Rule(
+        "MCP_RESOURCE_TEMPLATE_INVALID",
+        "error",
+        "mcp-resource",
+        "A uri_template is an RFC 6570 template (as the MCP SDK parses it) with at least one variable.",
+    ),
+    Rule(
+        "MCP_RESOURCE_VARIABLE_UNKNOWN",
+        "error",
+        "mcp-resource",
+        "`variables` describes only variables of the resource's uri_template.",
+    ),
+    Rule(
+        "MCP_RESOURCE_SOURCE_ONE_OF",
+        "error",
+        "mcp-resource",
+        "An MCP resource is read from exactly one of file, text, record, sql and function.",
+    ),
+    Rule(
+        "MCP_RESOURCE_MIME_TYPE_INVALID", "error", "mcp-resource", "A resource's mime_type is `type/subtype`."
+    ),
+    Rule(
+        "MCP_RESOURCE_FILE_TEMPLATED",
+        "error",
+        "mcp-resource",
+        "A resource read from a file is static: a file is one content, not one per URI.",
+    ),
+    Rule(
+        "MCP_RESOURCE_FILE_MISSING",
+        "error",
+        "mcp-resource",
+        "A resource's file lies beside the spec, inside its folder (UTF-8 for a text mime_type).",
+    ),
+    Rule(
+        "MCP_RESOURCE_TOO_LARGE",
+        "error",
+        "mcp-resource",
+        "A static resource's content (file or text) fits within its max_bytes.",
+    ),
+    Rule(
+        "MCP_RESOURCE_TEXT_TEMPLATE_INVALID",
+        "error",
+        "mcp-resource",
+        "A templated text is a Jinja2 template that uses only the uri_template's variables.",
+    ),
+    Rule(
+        "MCP_RESOURCE_COLLECTION_UNKNOWN",
+        "error",
+        "mcp-resource",
+        "A resource read from a record names a collection the server declares.",
+    ),
+    Rule(
+        "MCP_RESOURCE_RECORD_VARIABLES",
+        "error",
+        "mcp-resource",
+        "A resource read from a record has a uri_template with exactly one variable: the record's key.",
+    ),
+    Rule(
+        "MCP_RESOURCE_SQL_DATA_MISSING",
+        "error",
+        "mcp-resource",
+        "A resource read by SQL needs the server's SQL data (duckdb, postgres or sqlite).",
+    ),
+    Rule(
+        "MCP_RESOURCE_SQL_PARAMETERS",
+        "error",
+        "mcp-resource",
+        "A resource's SQL statement takes exactly the uri_template's variables as $name parameters.",
+    ),
+    Rule(
+        "MCP_RESOURCE_FUNCTION_INVALID",
+        "error",
+        "mcp-resource",
+        "A resource's function is 'package.module:function', importable, and an async function.",
+    ),
     # build
     Rule(
         "GENERATED_STALE", "error", "build", "`generated/` must match what the specs produce (`lynxc build`)."

@@ -33,7 +33,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--page-size",
         type=int,
         default=DEFAULT_PAGE_SIZE,
-        help=f"tools per tools/list page (default {DEFAULT_PAGE_SIZE})",
+        help=f"entries per page of tools/list, prompts/list and the resource lists (default {DEFAULT_PAGE_SIZE})",
     )
     parser.add_argument(
         "--set",

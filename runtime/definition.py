@@ -40,6 +40,9 @@ class ServerDefinition:
     files_sha256: Mapping[str, str] = field(default_factory=dict)
     # A records server's collections.json (relative to `folder`), or None: the server declares none.
     collections: str | None = None
+    # A server with MCP resources: its resources.json (the two list answers, beside
+    # resource_sources.json; runtime/resources.py), or None: the server declares none.
+    resources: str | None = None
     # A server with SQL tools: its sql.json (relative to `folder`), or None.
     sql: str | None = None
     # A server with HTTP tools: its http.json (relative to `folder`), or None.

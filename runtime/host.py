@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import json
 import logging
 import time
@@ -48,10 +49,13 @@ from .errors import (
 from .output_validation import OutputValidator
 from .prompts import PromptHost, no_resources
 from .redact import redact
+from .resources import Contents, load_reader
 from .startup_checks import DeferredChecks, backend_checks, backend_package
 from .wire_values import NotJSONError, encode_json, to_wire
 
 logger = logging.getLogger("lynxc.runtime")
+# The request a prompt is rendered for, so that the resources it embeds are read as its caller.
+_REQUEST: contextvars.ContextVar[Any] = contextvars.ContextVar("lynxc_prompt_request")
 
 # A cap under this name is also enforced by the host, on the JSON of the structured result.
 OUTPUT_JSON_CAP = "max_output_json_bytes"
@@ -89,9 +93,16 @@ class ToolHost:
         self._loaded: dict[str, LoadedTool] = {}
         self._deferred = DeferredChecks(backend_checks(definition, "check_settings_deferred"), self.settings)
         self.log_levels = SessionLevels()  # what each handshake session asked of the client log
+        # MCP resources (runtime/resources.py, runtime/subscriptions.py): None when none are declared.
+        self.resources = load_reader(definition, self.settings, page_size)
+        self.subscriptions = None
+        if self.resources is not None:
+            from .subscriptions import Subscriptions
+
+            self.subscriptions = Subscriptions(self.resources, self.settings)
         # Prompts and completions (issue 31), when the server declares them; a prompt's
         # `resource:` message reads through `read_resource` (the resources host sets it).
-        self.read_resource = no_resources
+        self.read_resource = no_resources if self.resources is None else self._read_for_prompt
         self.prompts = (
             PromptHost.from_files(
                 definition.read_checked(definition.prompts),
@@ -130,6 +141,7 @@ class ToolHost:
                 on_set_logging_level=self.log_levels.set_level,
                 get_tool_input_schema=lambda name: self._schemas.get(name, {}).get("inputSchema"),
                 **self._surface_handlers(),
+                **self._resource_handlers(),
             )
 
     def _surface_handlers(self) -> dict[str, Any]:
@@ -138,13 +150,63 @@ class ToolHost:
         handlers: dict[str, Any] = {}
         if self.prompts is not None:
             handlers["on_list_prompts"] = self.prompts.list_prompts
-            handlers["on_get_prompt"] = self.prompts.get_prompt
+            prompts = self.prompts
+
+            async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+                token = _REQUEST.set(ctx)  # whose request a `resource:` message is read for
+                try:
+                    return await prompts.get_prompt(ctx, params)
+                finally:
+                    _REQUEST.reset(token)
+
+            handlers["on_get_prompt"] = get_prompt
         if self.completions is not None:
             completions = self.completions
             handlers["on_completion"] = lambda ctx, params: completions.complete(
                 ctx, params, self._caller(ctx), self.log_levels.client_log(ctx, logger_name="completion")
             )
         return handlers
+
+    def _resource_handlers(self) -> dict[str, Any]:
+        if self.resources is None or self.subscriptions is None:
+            return {}
+        reader, subscriptions = self.resources, self.subscriptions
+        return {
+            "on_list_resources": lambda ctx, params: reader.list_resources(params),
+            "on_list_resource_templates": lambda ctx, params: reader.list_templates(params),
+            "on_read_resource": self.read_resource_request,
+            "on_subscribe_resource": subscriptions.subscribe,
+            "on_unsubscribe_resource": subscriptions.unsubscribe,
+            "on_subscriptions_listen": subscriptions.listen,
+        }
+
+    # resources/read -------------------------------------------------------------------------
+
+    async def read_resource_request(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return types.ReadResourceResult(contents=await self.read_uri(str(params.uri), ctx))
+
+    async def read_uri(self, uri: str, ctx: Any) -> list[Contents]:
+        """The contents of `uri` as the caller of request `ctx` may see them (prompts embed
+        resources through this); ResourceNotFound when the server has no such resource."""
+        from .resources import ResourceNotFound
+
+        if self.resources is None:
+            raise ResourceNotFound(uri)
+        context = ToolContext(
+            tool="resources/read",
+            caps={},
+            settings=self.settings,
+            server=self.definition,
+            caller=self._caller(ctx),
+        )
+        return await self.resources.read(uri, context)
+
+    async def _read_for_prompt(self, uri: str) -> list[Contents]:
+        """A prompt's `resource:` message, read as the caller of the prompts/get it renders for
+        (a bound collection's record is the caller's own, or not found)."""
+        return await self.read_uri(uri, _REQUEST.get(None))
 
     # tools/list ---------------------------------------------------------------------------
 

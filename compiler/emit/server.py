@@ -33,6 +33,7 @@ from ..ir import (
 from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
 from .examples import describe_expectation
+from .mcp_resources import MCP_RESOURCES_FILE, mcp_resource_docs, mcp_resource_files
 from .models import (
     generate_models,
     generate_record_model,
@@ -112,6 +113,8 @@ def emit_server(
                 resource, _python_header(_record_header(resource)), cache
             )
     read_at_runtime.update(prompt_files(server, lines))
+    for name, content in mcp_resource_files(server, " ".join(lines)).items():
+        read_at_runtime[name] = content if isinstance(content, str) else _json_file(content)
     if server.sql is not None:
         read_at_runtime[SQL_FILE] = _json_file({GENERATED_KEY: " ".join(lines), **sql_document(server)})
     if server.http is not None:
@@ -134,6 +137,7 @@ def emit_server(
             ],
             resources=resource_docs(server),
             prompts=prompt_docs(server),
+            mcp_resources=mcp_resource_docs(server),
             server_score=score,
             changelog=changelog_markdown,
         ),
@@ -143,6 +147,7 @@ def emit_server(
             header=_python_header(lines),
             bindings=_bindings(server),
             collections_file=COLLECTIONS_FILE if server.resources else None,
+            mcp_resources_file=MCP_RESOURCES_FILE if server.mcp_resources else None,
             sql_file=SQL_FILE if server.sql is not None else None,
             http_file=HTTP_FILE if server.http is not None else None,
             prompts_file=PROMPTS_FILE if server.prompts else None,

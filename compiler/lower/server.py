@@ -50,6 +50,7 @@ from .auth import (
 from .backend_probe import Declaration, read_declarations, refused_target
 from .examples import lower_examples
 from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
+from .mcp_resources import hidden_sql_diagnostics, hidden_sql_tools, lower_server_resources, resource_items
 from .model_files import check_model_files, same_file, tool_module
 from .prompts import collection_fields, lower_surface
 from .records_tools import (
@@ -168,15 +169,18 @@ def lower(
     doc = source.server_doc
     resources, resource_diagnostics = lower_resources(source.collections)
     diagnostics.extend(resource_diagnostics)
+    mcp = lower_server_resources(source, resources, check_backends=check_backends)  # MCP resources
+    diagnostics.extend(mcp.diagnostics)
+    hidden_sql = [_with_sql_caps(t) for t in hidden_sql_tools(source, mcp.resources)]
     records = records_tools(resources, server.name) if resources else None
     synthesized = records.tools if records else ()
     declared_tools = tuple(with_http_caps(_with_sql_caps(t)) for t in source.tools)
-    sql_tools = [t for t in declared_tools if is_sql_tool(t)]
+    sql_tools = [t for t in declared_tools if is_sql_tool(t)] + hidden_sql
     http_tools = [t for t in declared_tools if is_http_tool(t)]
     # Every backend of the server is read at once: one child process for all user backends.
     targets = [
         target
-        for t in (*declared_tools, *synthesized)
+        for t in (*declared_tools, *synthesized, *hidden_sql)
         if (target := resolve_target(backend_name(t.tool))) is not None
     ]
     declarations = read_declarations(targets, cache=cache) if check_backends else {}
@@ -306,6 +310,15 @@ def lower(
         if has_errors(tool_diagnostics):
             unchecked.add(name)
 
+    hidden_lowered = {}  # MCP resources read by SQL: checked and served as tools never listed
+    for hidden in hidden_sql:
+        hidden_ir, hidden_diagnostics = _lower_tool(
+            hidden, tool_names, setting_names, declarations, [], auth, tuple(server.transports)
+        )
+        diagnostics.extend(hidden_sql_diagnostics(resource_items(source), hidden_diagnostics))
+        if not has_errors(hidden_diagnostics):
+            hidden_lowered[hidden_ir.name] = hidden_ir
+
     # A SQL tool's statement is checked once the tool lowered cleanly: the checks read its
     # lowered parameters and caps.
     sql = None
@@ -314,14 +327,15 @@ def lower(
         checked = check_sql(
             source,
             sql_tools,
-            {t.name: t for t in tools if t.name not in unchecked},
+            {**{t.name: t for t in tools if t.name not in unchecked}, **hidden_lowered},
             build_settings=build_settings,
             cache=cache,
         )
-        diagnostics.extend(checked.diagnostics)
+        diagnostics.extend(hidden_sql_diagnostics(resource_items(source), checked.diagnostics))
         tools = [checked.tools.get(t.name, t) for t in tools]
         sql = checked.data
         spec_files = server_files(source, checked.files)
+    spec_files = server_files(source, [*spec_files, *mcp.read])
 
     http = None
     if http_tools and base_url is not None:
@@ -381,6 +395,7 @@ def lower(
             test_fixture=test_fixture,
             prompts=surface.prompts,
             completions_json=surface.completions_json,
+            mcp_resources=mcp.resources,
             lint_suppressions=tuple(
                 (s.rule, s.reason) for s in (server.lint.suppress if server.lint else [])
             ),

@@ -6,6 +6,8 @@ answers, as every lynxc server can log to its client."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import warnings
 from collections.abc import AsyncIterator, Callable
@@ -14,7 +16,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from tests.conftest import LYNXC, ROOT, http_server, settings_args, stdio_client
 
@@ -80,3 +82,56 @@ async def test_every_bundled_server_offers_logging(server: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             assert await client.set_logging_level("warning") == types.EmptyResult()
+
+
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
+async def test_each_fixture_prompt_and_resource_answers_what_its_scenario_expects(transport: str) -> None:
+    """The prompts-*, resources-*, completion-complete and sep-2164 scenarios' fixtures, checked
+    here too because the suite itself (tests/interop/run.sh) needs npm and runs outside pytest."""
+    async with TRANSPORTS[transport]() as client:
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert prompts == {
+            "test_simple_prompt",
+            "test_prompt_with_arguments",
+            "test_prompt_with_embedded_resource",
+            "test_prompt_with_image",
+        }
+        simple = await client.get_prompt("test_simple_prompt")
+        assert [(m.role, m.content.text) for m in simple.messages] == [
+            ("user", "This is a simple prompt for testing.")
+        ]
+        with_args = await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
+        assert with_args.messages[0].content.text == "Prompt with arguments: arg1='hello', arg2='world'"
+        embedded = await client.get_prompt(
+            "test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"}
+        )
+        blocks = [m.content for m in embedded.messages]
+        assert any(b.type == "resource" and b.resource.uri == "test://example-resource" for b in blocks)
+        image = await client.get_prompt("test_prompt_with_image")
+        pictures = [m.content for m in image.messages if m.content.type == "image"]
+        assert pictures and pictures[0].mime_type == "image/png"
+        assert base64.b64decode(pictures[0].data).startswith(b"\x89PNG")
+
+        ref = types.PromptReference(name="test_prompt_with_arguments")
+        completion = (await client.complete(ref, {"name": "arg1", "value": "par"})).completion
+        assert completion.values == ["paris", "park", "party"]
+
+        listed = {r.uri: r.mime_type for r in (await client.list_resources()).resources}
+        assert listed["test://static-text"] == "text/plain" and listed["test://static-binary"] == "image/png"
+        text = (await client.read_resource("test://static-text")).contents[0]
+        assert text.text == "This is the content of the static text resource."
+        binary = (await client.read_resource("test://static-binary")).contents[0]
+        assert base64.b64decode(binary.blob).startswith(b"\x89PNG")
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        assert templates == ["test://template/{id}/data"]
+        data = json.loads((await client.read_resource("test://template/123/data")).contents[0].text)
+        assert data == {"id": "123", "templateTest": True, "data": "Data for ID: 123"}
+        if transport == "http":  # a handshake-era client (mode="legacy"); 2026-07-28 listens instead
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.subscribe_resource("test://watched-resource")
+                await client.unsubscribe_resource("test://watched-resource")
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("test://nonexistent-resource-for-conformance-testing")
+        assert raised.value.error.code == types.INVALID_PARAMS
+        assert raised.value.error.data == {"uri": "test://nonexistent-resource-for-conformance-testing"}

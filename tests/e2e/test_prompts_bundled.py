@@ -4,6 +4,7 @@ collection loaded with `lynxc load`; over stdio and HTTP."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -60,6 +61,10 @@ async def peps_checks(client: Client) -> None:
     assert [p.name for p in listed.prompts] == ["explain_pep", "peps_by_status"]
     explained = await client.get_prompt("explain_pep", {"number": "8", "audience": "newcomer"})
     assert explained.messages[0].content.text.startswith("Explain PEP 8 to a newcomer:")
+    # the second message embeds the PEP's record, read through the server's pep://{number}
+    embedded = explained.messages[1].content
+    assert embedded.type == "resource" and embedded.resource.uri == "pep://8"
+    assert json.loads(embedded.resource.text)["data"]["title"] == "Style Guide for Python Code"
     ref = types.PromptReference(name="explain_pep")
     eights = (await client.complete(ref, {"name": "number", "value": "8"})).completion
     assert eights.values[:2] == ["8", "800"]
