@@ -84,7 +84,7 @@ class LoadRun:
 
 
 def load(project: Project, resource: str, path: Path) -> LoadRun:
-    """`lynxc load SERVER RESOURCE FILE` in a child process: wall time and the child's peak RSS
+    """`lynxc load SERVER COLLECTION FILE` in a child process: wall time and the child's peak RSS
     (wait4's ru_maxrss, in KiB on Linux)."""
     command = project.command("load", project.server, resource, str(path), *project.setting_args())
     start = time.perf_counter()

@@ -324,7 +324,7 @@ def _named_from_project(server: ServerIR, project: Path) -> ServerIR:
         server,
         spec_files=tuple(replace(spec, path=rebase(spec.path)) for spec in server.spec_files),
         tools=tuple(replace(tool, span=rebased(tool.span)) for tool in server.tools),
-        resources=tuple(replace(resource, span=rebased(resource.span)) for resource in server.resources),
+        collections=tuple(replace(c, span=rebased(c.span)) for c in server.collections),
         prompts=tuple(
             replace(
                 p, span=rebased(p.span), argument_spans=tuple((a, rebased(s)) for a, s in p.argument_spans)

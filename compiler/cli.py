@@ -179,10 +179,10 @@ def _parser() -> argparse.ArgumentParser:
 
     load = verbs.add_parser(
         "load",
-        help="load records from files into a resource of a records server (all or nothing)",
+        help="load records from files into a collection of a records server (all or nothing)",
         description=(
             "Validate every row of the FILEs (.jsonl, .ndjson, .json, .csv or .parquet, each optionally "
-            ".gz) against RESOURCE's declaration, then upsert them by key into the store under the "
+            ".gz) against COLLECTION's declaration, then upsert them by key into the store under the "
             "server's data_dir: changed records get a new revision, unchanged ones stay as they are. "
             "With any bad row nothing is written. Settings as for serve. Exit codes: 0 loaded, 1 the "
             "rows were refused or another load is running, 2 bad arguments or an unreadable file."
@@ -190,8 +190,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     load.add_argument("server", help="server name (generated/<server>/) or a generated folder")
     load.add_argument(
-        "resource",
-        help="the resource to load (its name in the spec), or NAME=FILE to load several resources, "
+        "collection",
+        metavar="COLLECTION",
+        help="the collection to load (its name in the spec), or NAME=FILE to load several collections, "
         "parents before children",
     )
     load.add_argument("files", nargs="*", metavar="FILE", help="files of records (or more NAME=FILE)")
@@ -208,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument(
         "--ignore-extra",
         action="store_true",
-        help="skip columns (top-level keys) the resource does not declare instead of refusing the rows",
+        help="skip columns (top-level keys) the collection does not declare instead of refusing the rows",
     )
     _add_engine_arguments(
         load, "ray: read, validate and embed the files on a Ray cluster's workers; the commit stays one"
@@ -220,13 +221,15 @@ def _parser() -> argparse.ArgumentParser:
         "embed",
         help="embed the records a `lynxc load --embed later` left without vectors (all or nothing)",
         description=(
-            "Fill the vectors of the records of RESOURCEs (default: every resource with meaning fields) "
+            "Fill the vectors of the records of COLLECTIONs (default: every collection with meaning fields) "
             "that have none, with the embedder each was loaded with; commits like a load (one pointer "
             "move, under the load lock). Exit codes as for load."
         ),
     )
     embed.add_argument("server", help="server name (generated/<server>/) or a generated folder")
-    embed.add_argument("resources", nargs="*", metavar="RESOURCE", help="resources to embed (default: all)")
+    embed.add_argument(
+        "collections", nargs="*", metavar="COLLECTION", help="collections to embed (default: all)"
+    )
     embed.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE")
     embed.set_defaults(run=_embed)
 
@@ -601,8 +604,8 @@ def _load(args: argparse.Namespace) -> int:
 
     resources = definition.records()
     try:
-        plan = dict(targets(args.resource, args.files))
-        order = _known_resources(definition, "load", list(plan))
+        plan = dict(targets(args.collection, args.files))
+        order = _known_collections(definition, "load", list(plan))
         if order is None:
             return EXIT_USAGE
         order = dependency_order(
@@ -623,20 +626,20 @@ def _load(args: argparse.Namespace) -> int:
     return _run_load(definition, args, settings, [(name, [str(f) for f in plan[name]]) for name in order])
 
 
-def _known_resources(definition: Any, verb: str, asked: list[str]) -> list[str] | None:
+def _known_collections(definition: Any, verb: str, asked: list[str]) -> list[str] | None:
     """`asked`, when the server declares each of them; else None, having said which it lacks."""
     from .suggest import did_you_mean
 
     names = [r.name for r in definition.records().items]
     if not names:
-        print(f"lynxc {verb}: {definition.name} declares no resources", file=sys.stderr)
+        print(f"lynxc {verb}: {definition.name} declares no collections", file=sys.stderr)
         return None
     for name in asked:
         if name not in names:
             hint = did_you_mean(name, names)
             print(
-                f"lynxc {verb}: {definition.name} has no resource {name!r}"
-                f" ({hint + ' ' if hint else ''}resources: {', '.join(sorted(names))})",
+                f"lynxc {verb}: {definition.name} has no collection {name!r}"
+                f" ({hint + ' ' if hint else ''}collections: {', '.join(sorted(names))})",
                 file=sys.stderr,
             )
             return None
@@ -652,7 +655,7 @@ def _embed(args: argparse.Namespace) -> int:
     if definition is None:
         return EXIT_USAGE
     every = [r.name for r in definition.records().items if r.meaning]
-    names = _known_resources(definition, "embed", args.resources or every)
+    names = _known_collections(definition, "embed", args.collections or every)
     if names is None:
         return EXIT_USAGE
     try:
@@ -710,7 +713,7 @@ def _load_settings(definition: Any, assignments: list[str]) -> dict[str, Any]:
 def _run_load(
     definition: Any, args: argparse.Namespace, settings: Mapping[str, Any], plan: list[tuple[str, list[str]]]
 ) -> int:
-    """Load `plan` ([(resource, files)], parents first): one resource as before, several in one
+    """Load `plan` ([(collection, files)], parents first): one collection as before, several in one
     commit (load_many)."""
     from lynxc.runtime.backends.records.loader import LoadRejected, load, load_many
     from lynxc.runtime.backends.records.rows import FileError
@@ -1006,8 +1009,9 @@ def _rules(args: argparse.Namespace) -> int:
     from .rules import RULES
 
     width = max(len(rule_id) for rule_id in RULES)
+    kinds = max(len(rule.category) for rule in RULES.values())
     for rule in RULES.values():
-        print(f"{rule.id:<{width}}  {rule.severity:<7}  {rule.category:<8}  {rule.purpose}")
+        print(f"{rule.id:<{width}}  {rule.severity:<7}  {rule.category:<{kinds}}  {rule.purpose}")
     return EXIT_OK
 
 

@@ -163,7 +163,7 @@ class RecordFieldIR:
 
 
 @dataclass(frozen=True)
-class ResourceParentIR:
+class CollectionParentIR:
     """A placeholder of a nested resource id and the reference field that fills it."""
 
     placeholder: str
@@ -172,13 +172,13 @@ class ResourceParentIR:
 
 
 @dataclass(frozen=True)
-class ResourceSortIR:
+class CollectionSortIR:
     field: str  # a path: `created`, `capital.name`
     descending: bool = False
 
 
 @dataclass(frozen=True)
-class ResourceIR:
+class CollectionIR:
     """One declared resource, resolved: the id template, its parents, the record schema."""
 
     name: str
@@ -186,12 +186,12 @@ class ResourceIR:
     title: str | None
     description: str | None
     key: str
-    parents: tuple[ResourceParentIR, ...]
+    parents: tuple[CollectionParentIR, ...]
     fields: tuple[RecordFieldIR, ...]
     keyword: tuple[str, ...]
     meaning: tuple[str, ...]
     capabilities: tuple[str, ...]
-    sort: tuple[ResourceSortIR, ...]
+    sort: tuple[CollectionSortIR, ...]
     max_text_chars: int | None
     schema_json: str  # the JSON Schema of one record
     model: str  # models/<model>.py, class `Record`
@@ -538,7 +538,7 @@ class PromptIR:
 @dataclass(frozen=True)
 class McpResourceIR:
     """One MCP resource (issue 31), static or templated: its list entry, how it is read, where
-    it is declared. (The server's declared records are `resources` below until they are renamed.)"""
+    it is declared. (The server's declared records are `collections` above.)"""
 
     name: str
     templated: bool  # an entry of resources/templates/list, else of resources/list
@@ -567,7 +567,7 @@ class ServerIR:
     spec_files: tuple[SpecFileIR, ...]
     version_span: Span
     acknowledgements: tuple[AcknowledgementIR, ...] = ()
-    resources: tuple[ResourceIR, ...] = ()
+    collections: tuple[CollectionIR, ...] = ()
     sql: SqlDataIR | PgDataIR | None = None
     auth: AuthIR | None = None
     transports: tuple[str, ...] = ("stdio", "http")
@@ -584,11 +584,14 @@ class ServerIR:
 RESOURCES_FORMAT = 1  # the `format` of collections.json that runtime/backends/records reads
 
 
-def resources_document(server: ServerIR) -> dict[str, Any]:
+def collections_document(server: ServerIR) -> dict[str, Any]:
     """The content of generated/<server>/collections.json (without its `_generated` header):
-    every resource of the server in declaration order. Lives beside the IR because it is the
+    every collection of the server in declaration order. Lives beside the IR because it is the
     IR's own projection, read by emit (to write the file) and by review (to compare versions)."""
-    return {"format": RESOURCES_FORMAT, "resources": [resource.entry() for resource in server.resources]}
+    return {
+        "format": RESOURCES_FORMAT,
+        "resources": [collection.entry() for collection in server.collections],
+    }
 
 
 SQL_FORMAT = 1  # the `format` of sql.json that runtime/backends/sql reads

@@ -48,6 +48,12 @@ _RULES = (
         "spec",
         "A key the spec format renamed is written under its new name (records: `collections:`).",
     ),
+    Rule(
+        "RULE_ID_RENAMED",
+        "error",
+        "spec",
+        "A suppression or acknowledgement names a rule by its current ID (records rules: COLLECTION_*).",
+    ),
     # spec: limits on what the compiler reads (compiler/limits.py says why each sits where it does)
     Rule("SPEC_TOO_LARGE", "error", "spec", "A server's spec files together stay within the size limit."),
     Rule("SPEC_STRING_TOO_LONG", "error", "spec", "One string of a spec stays within the length limit."),
@@ -179,121 +185,126 @@ _RULES = (
     Rule(
         "BACKEND_SETTING_MISSING", "error", "backend", "Server settings the backend reads must be declared."
     ),
-    # resources: declared records (the `resources:` block and `resource:` files)
+    # collections: declared records (the `collections:` block and `collection:` files)
     Rule(
-        "RESOURCE_NAME_INVALID",
+        "COLLECTION_NAME_INVALID",
         "error",
-        "resource",
-        "A resource name is lower snake case: ^[a-z][a-z0-9_]*$.",
+        "collection",
+        "A collection name is lower snake case: ^[a-z][a-z0-9_]*$.",
     ),
-    Rule("RESOURCE_NAME_DUPLICATE", "error", "resource", "Resource names are unique within a server."),
+    Rule("COLLECTION_NAME_DUPLICATE", "error", "collection", "Collection names are unique within a server."),
     Rule(
-        "RESOURCE_ID_INVALID",
+        "COLLECTION_ID_INVALID",
         "error",
-        "resource",
+        "collection",
         "A resource id is '/'-separated segments, each plain text or one {placeholder}, none repeated.",
     ),
-    Rule("RESOURCE_ID_DUPLICATE", "error", "resource", "Two resources must not share a resource id."),
+    Rule("COLLECTION_ID_DUPLICATE", "error", "collection", "Two collections must not share a resource id."),
     Rule(
-        "RESOURCE_FIELD_NAME_INVALID",
+        "COLLECTION_FIELD_NAME_INVALID",
         "error",
-        "resource",
+        "collection",
         "A field name is lower snake case without '__', so each path maps to one store column.",
     ),
-    Rule("RESOURCE_FIELD_TYPE_UNKNOWN", "error", "resource", "A field's type is one of the record types."),
     Rule(
-        "RESOURCE_FIELD_KEY_MISPLACED",
+        "COLLECTION_FIELD_TYPE_UNKNOWN", "error", "collection", "A field's type is one of the record types."
+    ),
+    Rule(
+        "COLLECTION_FIELD_KEY_MISPLACED",
         "error",
-        "resource",
+        "collection",
         "values, to, items and fields apply only to enum, reference, array and object fields.",
     ),
     Rule(
-        "RESOURCE_FIELD_KEY_MISSING",
+        "COLLECTION_FIELD_KEY_MISSING",
         "error",
-        "resource",
-        "A reference names its resource (to:), an array its items, an object at least one field.",
+        "collection",
+        "A reference names its collection (to:), an array its items, an object at least one field.",
     ),
-    Rule("RESOURCE_ENUM_EMPTY", "error", "resource", "An enum field lists at least one value."),
-    Rule("RESOURCE_ENUM_VALUE_DUPLICATE", "error", "resource", "An enum field lists each value once."),
+    Rule("COLLECTION_ENUM_EMPTY", "error", "collection", "An enum field lists at least one value."),
+    Rule("COLLECTION_ENUM_VALUE_DUPLICATE", "error", "collection", "An enum field lists each value once."),
     Rule(
-        "RESOURCE_REFERENCE_UNKNOWN",
+        "COLLECTION_REFERENCE_UNKNOWN",
         "error",
-        "resource",
-        "A reference's `to:` names a resource of the server.",
-    ),
-    Rule(
-        "RESOURCE_FIELD_UNKNOWN",
-        "error",
-        "resource",
-        "key, keyword, meaning, sort and id placeholders name fields the resource declares.",
+        "collection",
+        "A reference's `to:` names a collection of the server.",
     ),
     Rule(
-        "RESOURCE_KEY_INVALID",
+        "COLLECTION_FIELD_UNKNOWN",
         "error",
-        "resource",
+        "collection",
+        "key, keyword, meaning, sort and id placeholders name fields the collection declares.",
+    ),
+    Rule(
+        "COLLECTION_KEY_INVALID",
+        "error",
+        "collection",
         "The key is a required top-level field of type string or integer.",
     ),
     Rule(
-        "RESOURCE_PLACEHOLDER_NO_PARENT",
+        "COLLECTION_PLACEHOLDER_NO_PARENT",
         "error",
-        "resource",
+        "collection",
         "An id placeholder names a required reference field: the parent each record belongs to.",
     ),
     Rule(
-        "RESOURCE_PARENT_CYCLE",
+        "COLLECTION_PARENT_CYCLE",
         "error",
-        "resource",
-        "Resources nest under parents that do not nest, directly or not, under them.",
+        "collection",
+        "Collections nest under parents that do not nest, directly or not, under them.",
     ),
     Rule(
-        "RESOURCE_SEARCH_FIELD_NOT_TEXT",
+        "COLLECTION_SEARCH_FIELD_NOT_TEXT",
         "error",
-        "resource",
+        "collection",
         "keyword and meaning fields are string, text, localized, or arrays of string or text.",
     ),
     Rule(
-        "RESOURCE_SEARCH_FIELDS_MISSING",
+        "COLLECTION_SEARCH_FIELDS_MISSING",
         "error",
-        "resource",
-        "A resource with the search capability declares keyword or meaning fields to match.",
+        "collection",
+        "A collection with the search capability declares keyword or meaning fields to match.",
     ),
     Rule(
-        "RESOURCE_SEARCH_FIELDS_UNUSED",
+        "COLLECTION_SEARCH_FIELDS_UNUSED",
         "warning",
-        "resource",
+        "collection",
         "keyword and meaning fields serve only search: without it they cost load time for nothing.",
     ),
     Rule(
-        "RESOURCE_SORT_NOT_SORTABLE",
+        "COLLECTION_SORT_NOT_SORTABLE",
         "error",
-        "resource",
+        "collection",
         "Sort fields are scalars (not text, localized, array or object) outside arrays.",
     ),
     Rule(
-        "RESOURCE_CAPABILITY_UNKNOWN", "error", "resource", "A capability is one of search, query, get_one."
+        "COLLECTION_CAPABILITY_UNKNOWN",
+        "error",
+        "collection",
+        "A capability is one of search, query, get_one.",
     ),
     Rule(
-        "RESOURCE_CAPABILITIES_EMPTY",
+        "COLLECTION_CAPABILITIES_EMPTY",
         "error",
-        "resource",
-        "A resource allows at least one capability; omit the key for all three.",
+        "collection",
+        "A collection allows at least one capability; omit the key for all three.",
     ),
     Rule(
-        "RESOURCE_ENTRY_DUPLICATE",
+        "COLLECTION_ENTRY_DUPLICATE",
         "error",
-        "resource",
+        "collection",
         "capabilities, keyword, meaning and sort name each entry once.",
     ),
     Rule(
-        "RESOURCE_TOOL_NAME_TAKEN",
+        "COLLECTION_TOOL_NAME_TAKEN",
         "error",
-        "resource",
-        "A server with resources leaves the records tools' names (and models files) to them.",
+        "collection",
+        "A server with collections leaves the records tools' names (and models files) to them.",
     ),
     Rule(
-        "RESOURCE_SETTING_INVALID",
+        "COLLECTION_SETTING_INVALID",
         "error",
-        "resource",
+        "collection",
         "A declared data_dir or embedder setting has the type the records tools read.",
     ),
     # sql: tools whose behaviour is one DuckDB statement (compiler/lower/sql)
@@ -483,7 +494,7 @@ _RULES = (
         "without a default: its value is the caller's claim, or the call is refused.",
     ),
     Rule(
-        "RESOURCE_BIND_INVALID",
+        "COLLECTION_BIND_INVALID",
         "error",
         "auth",
         "A field bound to a claim is a top-level string, integer, number, boolean or enum.",
@@ -1140,124 +1151,124 @@ _DIFF_RULES = (
 
 # Diff rules of declared records (collections.json): what a change does to the clients of the five
 # record tools and to the records a loader holds. Each purpose says why its level is what it is.
-_RESOURCE_DIFF_RULES = (
+_COLLECTION_DIFF_RULES = (
     (
-        "RESOURCE_REMOVED",
+        "COLLECTION_REMOVED",
         "breaking",
-        "A resource was removed: calls naming its resource_id fail and its records are no longer served.",
+        "A collection was removed: calls naming its resource_id fail and its records are no longer served.",
     ),
-    ("RESOURCE_ADDED", "info", "A resource was added: clients find it with discover_resources."),
+    ("COLLECTION_ADDED", "info", "A collection was added: clients find it with discover_resources."),
     (
-        "RESOURCE_ID_CHANGED",
+        "COLLECTION_ID_CHANGED",
         "breaking",
-        "A resource's id changed: clients pass the id to every record tool, so the old one fails.",
+        "A collection's resource id changed: clients pass the id to every record tool, so the old one fails.",
     ),
     (
-        "RESOURCE_KEY_CHANGED",
+        "COLLECTION_KEY_CHANGED",
         "breaking",
-        "A resource's key changed: record ids, get_record arguments and references to the records "
+        "A collection's key changed: record ids, get_record arguments and references to the records "
         "change meaning, and the store must be reloaded.",
     ),
     (
-        "RESOURCE_FIELD_REMOVED",
+        "COLLECTION_FIELD_REMOVED",
         "breaking",
         "A field was removed: filters, sorts and populate naming it fail, consumers reading it miss "
         "it, and records that still carry it are rejected (records forbid unknown fields).",
     ),
     (
-        "RESOURCE_FIELD_ADDED_REQUIRED",
+        "COLLECTION_FIELD_ADDED_REQUIRED",
         "breaking",
         "A field was added as required: loading records written before it fails.",
     ),
     (
-        "RESOURCE_FIELD_ADDED_OPTIONAL",
+        "COLLECTION_FIELD_ADDED_OPTIONAL",
         "info",
         "A field was added as optional: existing records still load; clients may now filter on it.",
     ),
     (
-        "RESOURCE_FIELD_BECAME_REQUIRED",
+        "COLLECTION_FIELD_BECAME_REQUIRED",
         "breaking",
         "A field became required: loading records without it fails.",
     ),
     (
-        "RESOURCE_FIELD_BECAME_OPTIONAL",
+        "COLLECTION_FIELD_BECAME_OPTIONAL",
         "breaking",
         "A field became optional: records may now lack it, and a client that reads it from every "
         "record breaks, as with OUTPUT_REQUIRED_REMOVED (loading is unaffected).",
     ),
     (
-        "RESOURCE_FIELD_TYPE_CHANGED",
+        "COLLECTION_FIELD_TYPE_CHANGED",
         "breaking",
         "A field's type changed: stored records no longer validate, and the filter operators and "
         "values clients send for it change.",
     ),
     (
-        "RESOURCE_ENUM_VALUE_REMOVED",
+        "COLLECTION_ENUM_VALUE_REMOVED",
         "breaking",
         "An enum field no longer allows a value: records holding it fail to load and filters on it "
         "match nothing.",
     ),
     (
-        "RESOURCE_ENUM_VALUE_ADDED",
+        "COLLECTION_ENUM_VALUE_ADDED",
         "warning",
         "An enum field allows a new value: nothing fails, but consumers may receive a value they have "
         "not seen (as OUTPUT_ENUM_VALUE_ADDED for tool outputs).",
     ),
     (
-        "RESOURCE_REFERENCE_CHANGED",
+        "COLLECTION_REFERENCE_CHANGED",
         "breaking",
-        "A reference field points at another resource: stored keys name other records and populate "
+        "A reference field points at another collection: stored keys name other records and populate "
         "returns records of another shape.",
     ),
     (
-        "RESOURCE_CAPABILITY_REMOVED",
+        "COLLECTION_CAPABILITY_REMOVED",
         "breaking",
-        "A capability (search, query, get_one) was removed: calls of that tool on the resource fail.",
+        "A capability (search, query, get_one) was removed: calls of that tool on the collection fail.",
     ),
-    ("RESOURCE_CAPABILITY_ADDED", "info", "A capability was added: one more tool serves the resource."),
+    ("COLLECTION_CAPABILITY_ADDED", "info", "A capability was added: one more tool serves the collection."),
     (
-        "RESOURCE_SEARCH_FIELD_REMOVED",
+        "COLLECTION_SEARCH_FIELD_REMOVED",
         "breaking",
         "A keyword or meaning field was removed: searches that matched text there no longer find "
         "those records, a change of results no error reveals.",
     ),
     (
-        "RESOURCE_SEARCH_FIELD_ADDED",
+        "COLLECTION_SEARCH_FIELD_ADDED",
         "info",
         "A keyword or meaning field was added: searches match more text (after the next load).",
     ),
     (
-        "RESOURCE_SORT_CHANGED",
+        "COLLECTION_SORT_CHANGED",
         "warning",
         "The default order changed: the same records come back, but calls without a sort page "
         "through them in another order (as DEFAULT_CHANGED for tool inputs).",
     ),
     (
-        "RESOURCE_TEXT_LIMIT_LOWERED",
+        "COLLECTION_TEXT_LIMIT_LOWERED",
         "warning",
         "max_text_chars was lowered or set: lists cut text fields shorter (marked in _sys.truncated; "
         "get_record still returns the whole text), so nothing fails.",
     ),
     (
-        "RESOURCE_TEXT_LIMIT_RAISED",
+        "COLLECTION_TEXT_LIMIT_RAISED",
         "info",
         "max_text_chars was raised or removed: lists carry more text, and answers grow.",
     ),
-    ("RESOURCE_TITLE_CHANGED", "info", "A resource's title changed."),
+    ("COLLECTION_TITLE_CHANGED", "info", "A collection's title changed."),
     (
-        "RESOURCE_DESCRIPTION_CHANGED",
+        "COLLECTION_DESCRIPTION_CHANGED",
         "info",
-        "A resource's or a field's description changed; read it for changed meaning.",
+        "A collection's or a field's description changed; read it for changed meaning.",
     ),
     (
-        "RESOURCE_REORDERED",
+        "COLLECTION_REORDERED",
         "info",
         "Enum values, capabilities or search fields were reordered; nothing was added or removed.",
     ),
     (
-        "RESOURCE_CHANGED",
+        "COLLECTION_CHANGED",
         "warning",
-        "A part of a resource changed in a way lynxc cannot classify; review it.",
+        "A part of a collection changed in a way lynxc cannot classify; review it.",
     ),
 )
 
@@ -1324,20 +1335,20 @@ _AUTH_DIFF_RULES = (
         "The scopes the server supports changed (what each tool requires is judged per tool).",
     ),
     (
-        "RESOURCE_BIND_ADDED",
+        "COLLECTION_BIND_ADDED",
         "breaking",
-        "A resource's field is now bound to a claim of the caller: each caller sees only the records "
+        "A collection's field is now bound to a claim of the caller: each caller sees only the records "
         "whose field equals its claim, and loses the rest.",
     ),
     (
-        "RESOURCE_BIND_CHANGED",
+        "COLLECTION_BIND_CHANGED",
         "breaking",
-        "A bound field of a resource reads another claim: the same caller now sees other records.",
+        "A bound field of a collection reads another claim: the same caller now sees other records.",
     ),
     (
-        "RESOURCE_BIND_REMOVED",
+        "COLLECTION_BIND_REMOVED",
         "warning",
-        "A resource's field is no longer bound to a claim: nothing fails, but every caller now sees "
+        "A collection's field is no longer bound to a claim: nothing fails, but every caller now sees "
         "records it could not before; a reviewer must mean it.",
     ),
 )
@@ -1527,7 +1538,7 @@ RULES: dict[str, Rule] = (
     | {rule_id: Rule(rule_id, "error", "changelog", purpose) for rule_id, purpose in _CHANGELOG_RULES}
     | {rule_id: Rule(rule_id, level, category, purpose) for rule_id, level, category, purpose in _LINT_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES}
-    | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _RESOURCE_DIFF_RULES}
+    | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _COLLECTION_DIFF_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _AUTH_DIFF_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _SURFACE_DIFF_RULES}
     | {
@@ -1540,3 +1551,26 @@ RULES: dict[str, Rule] = (
 def diagnostic(rule_id: str, message: str, span: Span, hint: str | None = None) -> Diagnostic:
     """A diagnostic at the severity the catalogue gives its rule."""
     return Diagnostic(rule_id, RULES[rule_id].severity, message, span, hint)
+
+
+# Rule IDs renamed by issue 31 (declared records are collections): RESOURCE_X became COLLECTION_X.
+# A suppression or acknowledgement naming an old ID is told the new one, unless the old ID names a
+# current rule (MCP resources have RESOURCE_* rules of their own).
+RENAMED_RULES: dict[str, str] = {
+    "RESOURCE_" + rule_id.removeprefix("COLLECTION_"): rule_id
+    for rule_id in RULES
+    if rule_id.startswith("COLLECTION_")
+}
+
+
+def renamed_rule(rule_id: str, span: Span) -> Diagnostic | None:
+    """RULE_ID_RENAMED when `rule_id` is an old records rule ID that no current rule carries."""
+    if rule_id in RULES or rule_id not in RENAMED_RULES:
+        return None
+    new = RENAMED_RULES[rule_id]
+    return diagnostic(
+        "RULE_ID_RENAMED",
+        f"'{rule_id}' was renamed '{new}' (declared records are collections)",
+        span,
+        f"write {new}",
+    )

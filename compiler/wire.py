@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Span
-from .ir import AUTH_META_KEY, RESOURCES_FORMAT, ServerIR, ToolIR, resources_document
+from .ir import AUTH_META_KEY, RESOURCES_FORMAT, ServerIR, ToolIR, collections_document
 
 # tools.json keeps its do-not-edit header under this key, beside the payload, never in it:
 # the runtime strips it, so clients do not receive it in every tools/list answer.
@@ -122,7 +122,7 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
         origin,
         spans,
         extras,
-        resources=resources_document(server)["resources"],
+        resources=collections_document(server)["resources"],
         resource_spans=dict(_resource_spans(server)),
         auth=server.auth.wire() if server.auth is not None else None,
         version=server.version,
@@ -211,7 +211,7 @@ def _unique(names: list[str], what: str) -> None:
 
 
 def _resource_spans(server: ServerIR) -> Iterator[tuple[tuple[str, ...], Span]]:
-    for resource in server.resources:
+    for resource in server.collections:
         yield (resource.name,), resource.span
         stack = [((resource.name, f.name), f) for f in resource.fields]
         while stack:
@@ -226,7 +226,7 @@ def resources_from_document(document: Any) -> list[dict[str, Any]]:
     objects each named by a unique string. Raises ValueError saying what is wrong."""
     if not isinstance(document, dict) or document.get("format") != RESOURCES_FORMAT:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
-        raise ValueError(f"expected a resources document of format {RESOURCES_FORMAT}, found {found!r}")
+        raise ValueError(f"expected a collections document of format {RESOURCES_FORMAT}, found {found!r}")
     resources = document.get("resources")
     if not isinstance(resources, list) or not all(
         isinstance(r, dict) and isinstance(r.get("name"), str) for r in resources
@@ -235,7 +235,7 @@ def resources_from_document(document: Any) -> list[dict[str, Any]]:
     seen: set[str] = set()
     for resource in resources:
         if resource["name"] in seen:
-            raise ValueError(f"resource {resource['name']!r} is listed twice")
+            raise ValueError(f"collection {resource['name']!r} is listed twice")
         seen.add(resource["name"])
     return resources
 

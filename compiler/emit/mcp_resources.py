@@ -40,7 +40,7 @@ def mcp_resource_files(server: ServerIR, header: str) -> dict[str, dict[str, Any
 def mcp_resource_docs(server: ServerIR) -> list[dict[str, Any]]:
     """One entry per resource, as the README lists it."""
     docs = []
-    bound = {collection.name for collection in server.resources if collection.bind}
+    bound = {collection.name for collection in server.collections if collection.bind}
     for resource in server.mcp_resources:
         wire, source = resource.wire, resource.source
         variables = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..ir import ResourceIR, ToolIR
+from ..ir import CollectionIR, ToolIR
 
 if TYPE_CHECKING:
     from ..cache import Store
@@ -64,7 +64,7 @@ def _type_list_nullables(schema: Any) -> Any:
     return out
 
 
-def record_document(resource: ResourceIR) -> dict[str, Any]:
+def record_document(resource: CollectionIR) -> dict[str, Any]:
     """The schema document of a resource's record model: one class, `Record` (nested objects get
     classes named after their fields; the generator renames one that would clash with it)."""
     return {"$defs": _type_list_nullables({RECORD_CLASS: resource.schema})}
@@ -74,7 +74,7 @@ def generate_models(tool: ToolIR, header: str, cache: Store | None = None) -> st
     return _cached(models_document(tool), header, cache)
 
 
-def generate_record_model(resource: ResourceIR, header: str, cache: Store | None = None) -> str:
+def generate_record_model(resource: CollectionIR, header: str, cache: Store | None = None) -> str:
     return _cached(record_document(resource), header, cache)
 
 

@@ -1,7 +1,7 @@
 """Emit: a pure function from the IR to `{relative path: text}` under `generated/<server>/`.
 
 Every file carries a header saying not to edit it and naming what it was generated from with
-its sha256: a tool's model file names that tool's schemas (a record model its resource's record
+its sha256: a tool's model file names that tool's schemas (a record model its collection's record
 schema), so editing one tool of a spec rewrites only that tool's models; the files that gather
 the whole server (tools.json, collections.json, server.py, README.md) name every spec file.
 Nothing depends on time or machine, so a rebuild is byte-identical.
@@ -18,20 +18,21 @@ import jinja2
 
 from ..files import GENERATED_DIR
 from ..ir import (
+    CollectionIR,
     ExampleIR,
     HttpToolIR,
     PgToolIR,
-    ResourceIR,
     ServerIR,
     SqlToolIR,
     ToolIR,
     canonical_json,
+    collections_document,
     http_document,
-    resources_document,
     sql_document,
 )
 from ..lower.model_files import tool_module
 from ..wire import GENERATED_KEY, tools_list, wire_tool
+from .collections_doc import collection_docs
 from .examples import describe_expectation
 from .mcp_resources import MCP_RESOURCES_FILE, mcp_resource_docs, mcp_resource_files
 from .models import (
@@ -50,7 +51,6 @@ from .prompts import (
     prompt_messages,
     prompts_list,
 )
-from .resources_doc import resource_docs
 
 if TYPE_CHECKING:  # scores are computed by lint, above emit; emit only renders them
     from ..cache import Store
@@ -72,11 +72,11 @@ def _tool_header(tool: ToolIR) -> list[str]:
     return _header(f"the schemas of tool `{tool.name}` in {tool.span.file} (sha256 {digest})")
 
 
-def _record_header(resource: ResourceIR) -> list[str]:
+def _record_header(resource: CollectionIR) -> list[str]:
     """The header of a record model file: generated from that resource's record schema alone."""
     digest = hashlib.sha256(canonical_json(record_document(resource)).encode()).hexdigest()
     return _header(
-        f"the record schema of resource `{resource.name}` in {resource.span.file} (sha256 {digest})"
+        f"the record schema of collection `{resource.name}` in {resource.span.file} (sha256 {digest})"
     )
 
 
@@ -104,11 +104,11 @@ def emit_server(
         read_at_runtime[f"models/{tool_module(tool.name)}.py"] = generate_models(
             tool, _python_header(_tool_header(tool)), cache
         )
-    if server.resources:
+    if server.collections:
         read_at_runtime[COLLECTIONS_FILE] = _json_file(
-            {GENERATED_KEY: " ".join(lines), **resources_document(server)}
+            {GENERATED_KEY: " ".join(lines), **collections_document(server)}
         )
-        for resource in server.resources:
+        for resource in server.collections:
             read_at_runtime[f"models/{resource.model}.py"] = generate_record_model(
                 resource, _python_header(_record_header(resource)), cache
             )
@@ -135,7 +135,7 @@ def emit_server(
                 }
                 for tool in server.tools
             ],
-            resources=resource_docs(server),
+            collections=collection_docs(server),
             prompts=prompt_docs(server),
             mcp_resources=mcp_resource_docs(server),
             server_score=score,
@@ -146,7 +146,7 @@ def emit_server(
             server=server,
             header=_python_header(lines),
             bindings=_bindings(server),
-            collections_file=COLLECTIONS_FILE if server.resources else None,
+            collections_file=COLLECTIONS_FILE if server.collections else None,
             mcp_resources_file=MCP_RESOURCES_FILE if server.mcp_resources else None,
             sql_file=SQL_FILE if server.sql is not None else None,
             http_file=HTTP_FILE if server.http is not None else None,

@@ -54,7 +54,9 @@ def check_record_paths(
                 known = "field paths: " + ", ".join(list(paths)[:8]) + (", ..." if len(paths) > 8 else "")
             where = f"{param}: " if param else ""
             yield view.finding(
-                RULE, f"{where}names '{name}', which none of the server's resources declares ({known})", param
+                RULE,
+                f"{where}names '{name}', which none of the server's collections declares ({known})",
+                param,
             )
 
 

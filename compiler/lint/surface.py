@@ -187,11 +187,12 @@ def _quoted(text: str) -> set[str]:
 def _variables(template: Any) -> set[str]:
     if not isinstance(template, str):
         return set()
-    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate  # only for a server with templates
+    from lynxc.runtime.resource_media import uri_templates  # the SDK's parser, without the SDK
 
+    templates = uri_templates()
     try:
-        return set(UriTemplate.parse(template).variable_names)
-    except InvalidUriTemplate:
+        return set(templates.UriTemplate.parse(template).variable_names)
+    except templates.InvalidUriTemplate:
         return set()
 
 

@@ -238,7 +238,7 @@ def bound_resources_without_auth(source: SpecSource, bound: list[tuple[str, Any]
     return [
         diagnostic(
             "AUTH_NOT_DECLARED",
-            f"resource '{name}' binds fields to the caller's claims, but the server authenticates no "
+            f"collection '{name}' binds fields to the caller's claims, but the server authenticates no "
             "caller over HTTP",
             span,
             f"declare server.auth, or serve only on stdio (transports: [stdio]) where the "

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lynxc.runtime.backend import resolve_target
 from lynxc.runtime.prompt_templates import MAX_SQL_VALUES, sql_statement
+from lynxc.runtime.resource_media import uri_templates
 
 from ..diagnostics import Diagnostic, Span
 from ..limits import SQL_CHECK_CPU_SECONDS, SQL_CHECK_WALL_SECONDS
@@ -93,7 +94,8 @@ def resource_sites(resources: Iterable[Any]) -> tuple[list[CompletionSite], list
         resource = item.resource
         if not resource.variables:
             continue
-        from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate  # the SDK, when needed
+        templates = uri_templates()  # the SDK's parser, without loading the SDK (a build stays light)
+        UriTemplate, InvalidUriTemplate = templates.UriTemplate, templates.InvalidUriTemplate
 
         if resource.uri_template is None:
             found.append(

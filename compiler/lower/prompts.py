@@ -28,6 +28,7 @@ from lynxc.runtime.prompt_templates import (
     render_bounded,
     template_environment,
 )
+from lynxc.runtime.resource_media import uri_templates
 
 from ..diagnostics import Diagnostic, Span
 from ..ir import PromptIR, canonical_json
@@ -309,7 +310,8 @@ def _render(
 
 def resource_patterns(resources: Sequence[Resource]) -> list[tuple[str, Any]]:
     """(static uri, None) or (template text, parsed UriTemplate) for each declared resource."""
-    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+    templates = uri_templates()  # the SDK's parser, without loading the SDK (a build stays light)
+    UriTemplate, InvalidUriTemplate = templates.UriTemplate, templates.InvalidUriTemplate
 
     patterns: list[tuple[str, Any]] = []
     for resource in resources:

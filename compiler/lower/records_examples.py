@@ -14,8 +14,8 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from ..ir import RecordFieldIR, ResourceIR
-from .resources import FieldPathInfo, field_paths
+from ..ir import CollectionIR, RecordFieldIR
+from .collections import FieldPathInfo, field_paths
 
 MARKER = re.compile(r"<<([a-z_]+)>>")
 # A locale code to show after a localized path: any code is valid there, and this one is a
@@ -26,7 +26,7 @@ EXAMPLE_LOCALE = "fr"
 OPTIONAL_PARAMETERS = ("locales", "parents", "populate", "include", "include_limit")
 
 
-def example_markers(resources: Sequence[ResourceIR]) -> dict[str, str | None]:
+def example_markers(resources: Sequence[CollectionIR]) -> dict[str, str | None]:
     """Every marker the packaged definitions may hold, by name: its text for these resources,
     or None when none of them has what the marker shows."""
     nested = next((r for r in resources if r.parents), None)
@@ -66,7 +66,7 @@ def fill_markers(text: str, markers: Mapping[str, str | None]) -> str:
     return MARKER.sub(fill, text)
 
 
-def _first_path(resources: Sequence[ResourceIR], wanted: Callable[[FieldPathInfo], bool]) -> str | None:
+def _first_path(resources: Sequence[CollectionIR], wanted: Callable[[FieldPathInfo], bool]) -> str | None:
     for resource in resources:
         for info in field_paths(resource.fields):
             if wanted(info):
@@ -74,7 +74,7 @@ def _first_path(resources: Sequence[ResourceIR], wanted: Callable[[FieldPathInfo
     return None
 
 
-def _field_path(resources: Sequence[ResourceIR]) -> str:
+def _field_path(resources: Sequence[CollectionIR]) -> str:
     """A path inside an object when some resource has one (it shows the dotted form), else the
     first field of the first resource that is not its key."""
     dotted = _first_path(resources, lambda info: "." in info.path and not info.in_array)
@@ -84,7 +84,7 @@ def _field_path(resources: Sequence[ResourceIR]) -> str:
     return next((f.name for f in first.fields if f.name != first.key), first.key)
 
 
-def _example_key(resource_name: str, placeholder: str, resources: Sequence[ResourceIR]) -> str:
+def _example_key(resource_name: str, placeholder: str, resources: Sequence[CollectionIR]) -> str:
     """A key of the parent resource to show: 1 for an integer key, else the placeholder's name
     with -1 (a key written as text)."""
     parent = next((r for r in resources if r.name == resource_name), None)
@@ -94,7 +94,7 @@ def _example_key(resource_name: str, placeholder: str, resources: Sequence[Resou
     return "1" if key is not None and key.type == "integer" else f"{placeholder}-1"
 
 
-def _filled_id(nested: ResourceIR, resources: Sequence[ResourceIR]) -> str:
+def _filled_id(nested: CollectionIR, resources: Sequence[CollectionIR]) -> str:
     filled = nested.id
     for parent in nested.parents:
         filled = filled.replace(
@@ -103,6 +103,6 @@ def _filled_id(nested: ResourceIR, resources: Sequence[ResourceIR]) -> str:
     return filled
 
 
-def _parents_example(nested: ResourceIR, resources: Sequence[ResourceIR]) -> str:
+def _parents_example(nested: CollectionIR, resources: Sequence[CollectionIR]) -> str:
     values = {p.placeholder: _example_key(p.resource, p.placeholder, resources) for p in nested.parents}
     return json.dumps(values, ensure_ascii=False)

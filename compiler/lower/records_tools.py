@@ -1,4 +1,4 @@
-"""The tools and settings a server with resources gets without declaring them.
+"""The tools and settings a server with collections gets without declaring them.
 
 They are written once, in spec format, in `records_tools.yaml` beside this module, and go
 through the same parsing and lowering as a user's tools: the same checks, the same wire form,
@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources as package_files
 from typing import Any
 
-from ..ir import ResourceIR
+from ..ir import CollectionIR
 from ..spec.load import ToolSource
 from ..spec.models import SchemaNode, ServerFile, Tool
 from ..spec.parse import parse_document
@@ -49,7 +49,7 @@ class RecordsTools:
     settings: Mapping[str, SchemaNode]  # the implied settings, by name, in order
 
 
-def records_tools(resources: Sequence[ResourceIR], server_name: str) -> RecordsTools:
+def records_tools(resources: Sequence[CollectionIR], server_name: str) -> RecordsTools:
     """The tools a server declaring `resources` gets, with examples from those resources and
     only the parameters they can use, and the settings the tools read (data_dir defaulting to a
     folder of the server's own)."""

@@ -1,6 +1,6 @@
 """Lower a parsed spec into the IR, with the semantic checks that need the whole server:
-names, caps, description templates, tool references and backend bindings; declared resources
-(and the records tools they bring) are lowered by `resources` and `records_tools`."""
+names, caps, description templates, tool references and backend bindings; declared collections
+(and the records tools they bring) are lowered by `collections` and `records_tools`."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from ..ir import (
     AcknowledgementIR,
     AuthIR,
     CapIR,
+    CollectionIR,
     HttpDataIR,
     ParamIR,
-    ResourceIR,
     ServerIR,
     SettingIR,
     SpecFileIR,
@@ -35,7 +35,7 @@ from ..ir import (
     canonical_json,
 )
 from ..limits import MAX_TOOLS
-from ..rules import LINT_CATEGORIES, RULES, diagnostic
+from ..rules import LINT_CATEGORIES, RULES, diagnostic, renamed_rule
 from ..spec.load import SpecSource, ToolSource, load_spec
 from ..spec.models import SQL_ENGINES, Cap, HttpBackend, SchemaNode, Server, SqlBackend, Suppression, Tool
 from ..suggest import did_you_mean
@@ -48,6 +48,7 @@ from .auth import (
     lower_tool_auth,
 )
 from .backend_probe import Declaration, read_declarations, refused_target
+from .collections import lower_collections
 from .examples import lower_examples
 from .http import HTTP_BACKEND, check_http_tool, is_http_tool, lower_http_api, with_http_caps
 from .mcp_resources import hidden_sql_diagnostics, hidden_sql_tools, lower_server_resources, resource_items
@@ -60,7 +61,6 @@ from .records_tools import (
     SYNTHESIZED_TOOLS,
     records_tools,
 )
-from .resources import lower_resources
 from .schema import SchemaLowering
 from .sql.check import check_sql, is_sql_tool, server_files
 
@@ -167,7 +167,7 @@ def lower(
     diagnostics: list[Diagnostic] = []
     server = source.server.server
     doc = source.server_doc
-    resources, resource_diagnostics = lower_resources(source.collections)
+    resources, resource_diagnostics = lower_collections(source.collections)
     diagnostics.extend(resource_diagnostics)
     mcp = lower_server_resources(source, resources, check_backends=check_backends)  # MCP resources
     diagnostics.extend(mcp.diagnostics)
@@ -245,7 +245,9 @@ def lower(
         for d in settings_lowering.diagnostics
     )
     for index, ack in enumerate(server.acknowledge):
-        if RULES.get(ack.rule) is None or RULES[ack.rule].category != "diff":
+        if renamed := renamed_rule(ack.rule, doc.span(("server", "acknowledge", index, "rule"))):
+            diagnostics.append(renamed)
+        elif RULES.get(ack.rule) is None or RULES[ack.rule].category != "diff":
             diagnostics.append(
                 diagnostic(
                     "ACKNOWLEDGE_RULE_UNKNOWN",
@@ -268,7 +270,7 @@ def lower(
         diagnostics.append(
             diagnostic(
                 "TOOLS_TOO_MANY",
-                f"the server declares {len(source.tools)} tools and its resources add "
+                f"the server declares {len(source.tools)} tools and its collections add "
                 f"{len(synthesized)}, over the limit of {MAX_TOOLS}",
                 doc.span(("server",), key=True),
             )
@@ -287,7 +289,7 @@ def lower(
     unchecked: set[str] = set()
     for tool_source in all_sources:
         name = tool_source.tool.name
-        if name in seen and name not in synthesized_names:  # reported as RESOURCE_TOOL_NAME_TAKEN
+        if name in seen and name not in synthesized_names:  # reported as COLLECTION_TOOL_NAME_TAKEN
             diagnostics.append(
                 diagnostic(
                     "TOOL_NAME_DUPLICATE",
@@ -386,7 +388,7 @@ def lower(
                 )
                 for i, ack in enumerate(server.acknowledge)
             ),
-            resources=resources,
+            collections=resources,
             sql=sql,
             auth=auth,
             transports=tuple(server.transports),
@@ -442,7 +444,7 @@ def _check_dsn_setting(source: SpecSource) -> list[Diagnostic]:
 
 
 def _check_synthesized_names(
-    source: SpecSource, resources: tuple[ResourceIR, ...], synthesized: tuple[ToolSource, ...]
+    source: SpecSource, resources: tuple[CollectionIR, ...], synthesized: tuple[ToolSource, ...]
 ) -> list[Diagnostic]:
     """A declared tool must not take the name of a records tool the server gets, nor the models
     file of a resource's record (models/records_<name>.py)."""
@@ -455,8 +457,8 @@ def _check_synthesized_names(
         if name in given:
             found.append(
                 diagnostic(
-                    "RESOURCE_TOOL_NAME_TAKEN",
-                    f"tool '{name}' is one of the records tools a server with resources gets",
+                    "COLLECTION_TOOL_NAME_TAKEN",
+                    f"tool '{name}' is one of the records tools a server with collections gets",
                     span,
                     "rename the tool; the records tools are "
                     + ", ".join(n for n in SYNTHESIZED_TOOLS if n in given),
@@ -465,8 +467,8 @@ def _check_synthesized_names(
         elif (resource := models.get(same_file(tool_module(name)))) is not None:
             found.append(
                 diagnostic(
-                    "RESOURCE_TOOL_NAME_TAKEN",
-                    f"tool '{name}' would write models/{resource.model}.py, the record model of resource "
+                    "COLLECTION_TOOL_NAME_TAKEN",
+                    f"tool '{name}' would write models/{resource.model}.py, the record model of collection "
                     f"'{resource.name}'",
                     span,
                     "rename the tool",
@@ -484,7 +486,7 @@ def _check_records_settings(source: SpecSource) -> list[Diagnostic]:
     if data_dir is not None and data_dir.type != "string":
         found.append(
             diagnostic(
-                "RESOURCE_SETTING_INVALID",
+                "COLLECTION_SETTING_INVALID",
                 f"setting '{DATA_DIR_SETTING}' is where the records store lives: it must be of type string",
                 doc.span(("server", "settings", DATA_DIR_SETTING)),
                 "declare it as {type: string, format: path}, or leave it out for the default",
@@ -494,7 +496,7 @@ def _check_records_settings(source: SpecSource) -> list[Diagnostic]:
     if embedder is not None and not _names_embedders(embedder):
         found.append(
             diagnostic(
-                "RESOURCE_SETTING_INVALID",
+                "COLLECTION_SETTING_INVALID",
                 f"setting '{EMBEDDER_SETTING}' chooses the records embedder: a string among "
                 + ", ".join(EMBEDDERS),
                 doc.span(("server", "settings", EMBEDDER_SETTING)),
@@ -636,6 +638,8 @@ def _lower_tool(
 
 
 def _check_suppression(rule_id: str, span: Span) -> list[Diagnostic]:
+    if renamed := renamed_rule(rule_id, span):
+        return [renamed]
     if RULES.get(rule_id) is not None and RULES[rule_id].category in LINT_CATEGORIES:
         return []
     lint_rules = [r for r, rule in RULES.items() if rule.category in LINT_CATEGORIES]

@@ -3,7 +3,7 @@
 Diff first, judge second (oasdiff's split): a structural diff of two wire forms, one entry per
 changed field (`diff`); rules that judge each entry breaking, warning or info (`judge`, with
 `judge_combinators`, `judge_context` and `schema_alternatives` for anyOf/oneOf); the same two
-steps for the records a server declares (`resources`), its prompts (`prompts`) and its MCP
+steps for the records a server declares (`collections`), its prompts (`prompts`) and its MCP
 resources and templates (`mcp_resources`); pairing of servers and tools (`compare`); renderers
 (`render`); released baselines and the changelog (`changelog`).
 

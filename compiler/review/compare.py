@@ -7,12 +7,12 @@ from typing import Any
 
 from ..wire import ServerWire, Side
 from .auth import diff_server_auth, judge_server_auth
+from .collections import diff_resources, judge_resource
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
 from .judge_context import one_per_change
 from .mcp_resources import diff_mcp_resources, judge_mcp_resource, still_matched
 from .prompts import diff_prompts, judge_prompt
-from .resources import diff_resources, judge_resource
 from .tool_renames import rename_hints
 
 
@@ -77,8 +77,8 @@ def _server_findings(old: ServerWire | None, new: ServerWire | None) -> list[Fin
 
 
 def _resources(side: ServerWire | None) -> list[dict[str, Any]] | None:
-    """A server absent from a side declares no resources; a side that cannot tell (a saved
-    tools/list answer) is None, and resources are then not compared at all."""
+    """A server absent from a side declares no collections; a side that cannot tell (a saved
+    tools/list answer) is None, and collections are then not compared at all."""
     return [] if side is None else side.resources
 
 

@@ -58,12 +58,12 @@ MISSING: Any = _Missing()
 @dataclass(frozen=True)
 class Change:
     op: Op
-    tool: str  # "" for a change to a declared resource
+    tool: str  # "" for a change to a declared collection
     path: tuple[str, ...]
     before: Any = MISSING
     after: Any = MISSING
-    # The resource's name when the change is to a declared resource (`review.resources`): its
-    # path then starts with `Resource NAME`, so it reads whole without a tool before it.
+    # The collection's name when the change is to a declared collection (`review.collections`): its
+    # path then starts with `Collection NAME`, so it reads whole without a tool before it.
     resource: str | None = None
     # True for a change to the server as a whole (its caller authentication, `review.auth`):
     # its path starts with `Server`, and like a resource's it names no tool.
@@ -81,19 +81,20 @@ class Change:
 
     @property
     def of_tool(self) -> bool:
-        """Whether the change is to a tool (not to a declared resource or the server)."""
+        """Whether the change is to a tool (not to a declared collection, a prompt, an MCP
+        resource or the server)."""
         return self.resource is None and not self.server and self.prompt is None and self.mcp_resource is None
 
     @property
     def located(self) -> str:
-        """`find_items: Input schema / properties / n`, `Resource peps / fields / status`, or
+        """`find_items: Input schema / properties / n`, `Collection peps / fields / status`, or
         `Server / auth / methods`."""
         return f"{self.tool}: {self.path_text}" if self.of_tool else self.path_text
 
     def to_json(self) -> dict[str, Any]:
         subject: dict[str, Any] = {"tool": self.tool}
         if self.resource is not None:
-            subject = {"resource": self.resource}
+            subject = {"collection": self.resource}
         elif self.server:
             subject = {"scope": "server"}
         elif self.prompt is not None:

@@ -222,12 +222,13 @@ def still_matched(uri: str, templates: list[dict[str, Any]]) -> str | None:
 def _parsed(value: Any) -> UriTemplate | None:
     if not isinstance(value, str):
         return None
-    # Imported when a template changed: `lynxc build` and `diff` stay clear of the MCP SDK otherwise.
-    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+    # The SDK's own parser, its one file loaded alone: `lynxc build` and `diff` stay clear of the SDK.
+    from lynxc.runtime.resource_media import uri_templates
 
+    templates = uri_templates()
     try:
-        return UriTemplate.parse(value)
-    except InvalidUriTemplate:
+        return templates.UriTemplate.parse(value)
+    except templates.InvalidUriTemplate:
         return None
 
 

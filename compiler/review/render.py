@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable
 
 from ..diagnostics import Span
+from .collections import resource_span
 from .compare import ServerReview
 from .diff import MISSING
 from .fold import Entry, fold, is_no_op
@@ -33,7 +34,6 @@ from .render_common import (
     whole_tool,
 )
 from .render_markdown import markdown_values, render_markdown
-from .resources import resource_span
 from .word_diff import as_json, as_text
 
 __all__ = [

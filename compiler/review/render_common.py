@@ -70,7 +70,7 @@ def group_heading(group: tuple[int, str]) -> str:
     """A markdown heading's text for a group of `by_tool`."""
     if group == SERVER_GROUP:
         return "Server"
-    named = {RESOURCES_GROUP: "Resources", PROMPTS_GROUP: "Prompts", MCP_RESOURCES_GROUP: "MCP resources"}
+    named = {RESOURCES_GROUP: "Collections", PROMPTS_GROUP: "Prompts", MCP_RESOURCES_GROUP: "MCP resources"}
     return named.get(group, f"`{group[1]}`")
 
 

@@ -284,17 +284,18 @@ def _change(change: Change) -> str:
 
 
 def _not_tool(change: Change) -> str:
-    """The Tools cell of a change to the server or to a resource (its path names it)."""
+    """The Tools cell of a change to the server, a collection, a prompt or an MCP resource (its
+    path names it)."""
     if change.prompt is not None:
         return "(prompts)"
     if change.mcp_resource is not None:
         return "(MCP resources)"
-    return "(server)" if change.server else "(resources)"
+    return "(server)" if change.server else "(collections)"
 
 
 def _subject(entry: Entry) -> str:
     if not entry.tools:
-        return ""  # a resource or the server: its path names it
+        return ""  # a collection or the server: its path names it
     if len(entry.tools) == 1:
         return f"{code(entry.tools[0])}: "
     return f"{len(entry.tools)} tools: "

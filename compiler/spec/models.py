@@ -568,7 +568,7 @@ class Collection(_Strict):
     id: StrictStr | None = Field(
         None,
         description="The resource_id clients pass; defaults to name. Each {placeholder} names a "
-        "required reference field of this resource: its target is the parent resource.",
+        "required reference field of this collection: its target is the parent collection.",
     )
     title: StrictStr | None = None
     description: StrictStr | None = None

@@ -227,12 +227,12 @@ def test_removed_field_and_narrowed_enum_need_the_breaking_bump(library: Path) -
     done = lynxc(library, "build")
     assert done.returncode == 1
     assert (
-        "error BREAKING_CHANGE_UNACKNOWLEDGED: RESOURCE_FIELD_REMOVED since 0.1.0: "
-        "removed Resource books / fields / pages (field 'pages' was removed" in done.stderr
+        "error BREAKING_CHANGE_UNACKNOWLEDGED: COLLECTION_FIELD_REMOVED since 0.1.0: "
+        "removed Collection books / fields / pages (field 'pages' was removed" in done.stderr
     )
     assert (
-        "error BREAKING_CHANGE_UNACKNOWLEDGED: RESOURCE_ENUM_VALUE_REMOVED since 0.1.0: "
-        "changed Resource books / fields / status / values (field 'status' no longer allows \"lost\""
+        "error BREAKING_CHANGE_UNACKNOWLEDGED: COLLECTION_ENUM_VALUE_REMOVED since 0.1.0: "
+        "changed Collection books / fields / status / values (field 'status' no longer allows \"lost\""
         in done.stderr
     )
 
@@ -244,21 +244,21 @@ def test_removed_field_and_narrowed_enum_need_the_breaking_bump(library: Path) -
     assert "2 schema fields changed since v0.1.0 (2 breaking, 0 warning, 0 info)." in section
     data = json.loads((library / "schema-changelog/library/changelog.json").read_text())
     assert (data["versions"][0]["changedFields"], data["versions"][0]["breakingFields"]) == (2, 2)
-    assert "### Resources\n" in section
-    assert "- removed `Resource books / fields / pages` — breaking `RESOURCE_FIELD_REMOVED`" in section
+    assert "### Collections\n" in section
+    assert "- removed `Collection books / fields / pages` — breaking `COLLECTION_FIELD_REMOVED`" in section
     assert '  Previous value:\n\n  ```json\n  {\n    "description": "How many pages it has.",' in section
     assert (
-        "- changed `Resource books / fields / status / values` — breaking `RESOURCE_ENUM_VALUE_REMOVED`"
+        "- changed `Collection books / fields / status / values` — breaking `COLLECTION_ENUM_VALUE_REMOVED`"
         in (section)
     )
     assert '  New value:\n\n  ```json\n  [\n    "shelved",\n    "lent"\n  ]\n  ```' in section
     entries = json.loads((library / "schema-changelog/library/changelog.json").read_text())["versions"][0]
-    assert [(e["op"], e["resource"], e["path"], e["rule"]) for e in entries["entries"]] == [
-        ("removed", "books", "Resource books / fields / pages", "RESOURCE_FIELD_REMOVED"),
-        ("changed", "books", "Resource books / fields / status / values", "RESOURCE_ENUM_VALUE_REMOVED"),
+    assert [(e["op"], e["collection"], e["path"], e["rule"]) for e in entries["entries"]] == [
+        ("removed", "books", "Collection books / fields / pages", "COLLECTION_FIELD_REMOVED"),
+        ("changed", "books", "Collection books / fields / status / values", "COLLECTION_ENUM_VALUE_REMOVED"),
     ]
     readme = (library / "generated/library/README.md").read_text()
-    assert "#### Resources\n\n- removed `Resource books / fields / pages`" in readme
+    assert "#### Collections\n\n- removed `Collection books / fields / pages`" in readme
 
 
 def test_a_released_version_must_not_change_its_resources(library: Path) -> None:
@@ -267,7 +267,7 @@ def test_a_released_version_must_not_change_its_resources(library: Path) -> None
     assert done.returncode == 1
     assert (
         "VERSION_NOT_BUMPED: library 0.1.0 is released, yet 1 changed: "
-        "Resource books / fields / status / values" in done.stderr
+        "Collection books / fields / status / values" in done.stderr
     )
 
 
@@ -282,7 +282,7 @@ def test_a_baseline_without_resources_declared_none(library: Path) -> None:
     done = lynxc(library, "build")
     assert done.returncode == 0, done.stderr
     changelog = (library / "schema-changelog/library/CHANGELOG.md").read_text()
-    assert "- added `Resource books` — info `RESOURCE_ADDED`" in changelog
+    assert "- added `Collection books` — info `COLLECTION_ADDED`" in changelog
 
 
 def test_an_unreadable_resources_baseline_is_reported(library: Path) -> None:
@@ -294,7 +294,7 @@ def test_an_unreadable_resources_baseline_is_reported(library: Path) -> None:
     assert done.returncode == 1
     assert (
         "BASELINE_INVALID: cannot read the released baselines: 0.1.0.json: resources: "
-        "expected a resources document of format 1, found 9" in done.stderr
+        "expected a collections document of format 1, found 9" in done.stderr
     )
 
 

@@ -211,22 +211,22 @@ def test_resource_changes_between_two_spec_versions(library: Path) -> None:
     assert lines[0] == "library: 4 fields changed (2 breaking, 1 warning, 1 info)"
     found = [line.strip() for line in lines if line.startswith("    ") and not line.startswith("     ")]
     assert found == [  # breaking first, then warnings, then the rest
-        "breaking RESOURCE_FIELD_REMOVED: removed Resource books / fields / pages",
-        "breaking RESOURCE_ENUM_VALUE_REMOVED: changed Resource books / fields / status / values",
-        "warning  RESOURCE_TEXT_LIMIT_LOWERED: changed Resource books / max_text_chars",
-        "info     RESOURCE_DESCRIPTION_CHANGED: changed Resource books / fields / title / description",
+        "breaking COLLECTION_FIELD_REMOVED: removed Collection books / fields / pages",
+        "breaking COLLECTION_ENUM_VALUE_REMOVED: changed Collection books / fields / status / values",
+        "warning  COLLECTION_TEXT_LIMIT_LOWERED: changed Collection books / max_text_chars",
+        "info     COLLECTION_DESCRIPTION_CHANGED: changed Collection books / fields / title / description",
     ]
     # The same two versions as folders: a spec folder and the one at a git ref.
     folders = diff(library, "git:main:specs/library", "specs/library", "--format", "json")
     report = json.loads(folders.stdout)["servers"][0]
     assert report["summary"] == {"breaking": 2, "warning": 1, "info": 1}
     assert report["findings"][0] == {
-        "rule": "RESOURCE_FIELD_REMOVED",
+        "rule": "COLLECTION_FIELD_REMOVED",
         "level": "breaking",
         "message": report["findings"][0]["message"],
         "op": "removed",
-        "resource": "books",
-        "path": "Resource books / fields / pages",
+        "collection": "books",
+        "path": "Collection books / fields / pages",
         "before": {"description": "How many pages it has.", "required": False, "type": "integer"},
     }
 
@@ -339,7 +339,8 @@ def test_records_bound_to_a_claim_in_a_spec(library: Path) -> None:
     (library / "bound/library/books.yaml").write_text(BOOKS + "  bind: {status: {from_claim: shelf}}\n")
     bound = diff(library, "specs", "bound")
     assert bound.returncode == 1
-    assert bound.stdout.splitlines()[1].strip() == "breaking RESOURCE_BIND_ADDED: added Resource books / bind"
+    added = "breaking COLLECTION_BIND_ADDED: added Collection books / bind"
+    assert bound.stdout.splitlines()[1].strip() == added
     unbound = diff(library, "bound", "specs", "--fail-on", "warning")
     assert unbound.returncode == 1
-    assert "warning  RESOURCE_BIND_REMOVED: removed Resource books / bind" in unbound.stdout
+    assert "warning  COLLECTION_BIND_REMOVED: removed Collection books / bind" in unbound.stdout

@@ -173,10 +173,10 @@ def test_a_static_resource_a_new_template_still_matches_is_removed_with_a_hint()
 def test_no_prompt_or_mcp_resource_rule_reuses_a_records_rule_id() -> None:
     """An acknowledgement or a suppression names a rule: a reused ID would change what an old
     one allows. The records' rules (diff and spec) keep theirs until they become COLLECTION_*."""
-    from lynxc.compiler.rules import _RESOURCE_DIFF_RULES, _SURFACE_DIFF_RULES, _SURFACE_LINT_RULES, RULES
+    from lynxc.compiler.rules import _COLLECTION_DIFF_RULES, _SURFACE_DIFF_RULES, _SURFACE_LINT_RULES, RULES
 
-    records = {rule for rule, *_ in _RESOURCE_DIFF_RULES} | {
-        rule for rule, entry in RULES.items() if entry.category == "resource"
+    records = {rule for rule, *_ in _COLLECTION_DIFF_RULES} | {
+        rule for rule, entry in RULES.items() if entry.category in ("resource", "collection")
     }
     surface = {rule for rule, *_ in _SURFACE_DIFF_RULES} | {rule for rule, *_ in _SURFACE_LINT_RULES}
     assert len(surface) == 42 and not surface & records

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from lynxc.compiler.cli import main
+from lynxc.compiler.diagnostics import Span
 from lynxc.compiler.lower.server import compile_spec
+from lynxc.compiler.rules import RENAMED_RULES, RULES, Rule, renamed_rule
 from lynxc.compiler.spec.load import load_spec
 from tests.conftest import ROOT
 
@@ -70,7 +72,7 @@ def test_collections_prompts_and_mcp_resources_parse_from_a_server_file(tmp_path
     # Not lowered yet: the server compiles with its records tools and nothing more.
     compiled = compile_spec(spec, check_backends=False)
     assert compiled.value is not None, [d.render() for d in compiled.diagnostics]
-    assert [r.name for r in compiled.value.resources] == ["books"]
+    assert [r.name for r in compiled.value.collections] == ["books"]
 
 
 def test_collection_prompt_and_resource_files_of_a_folder(tmp_path: Path) -> None:
@@ -148,3 +150,34 @@ def test_diff_reads_a_side_written_before_the_rename(
         main(["diff", str(old), str(FOXNOSE)])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == "foxnose-knowledge: no changes"
+
+
+def test_every_records_rule_id_is_renamed_and_an_old_one_names_the_new() -> None:
+    # No records rule keeps its old ID, and every old ID maps to a current COLLECTION_ rule; the
+    # spec-level errors are in tests/compiler/malformed/rule-id-renamed.yaml.
+    assert RENAMED_RULES
+    for old, new in RENAMED_RULES.items():
+        assert old.startswith("RESOURCE_") and new == "COLLECTION_" + old.removeprefix("RESOURCE_")
+        assert new in RULES and old not in RULES
+        assert RULES[new].category in ("collection", "diff", "auth")
+    found = renamed_rule("RESOURCE_KEY_CHANGED", Span("server.yaml", 3, 5))
+    assert (
+        found is not None
+        and found.rule_id == "RULE_ID_RENAMED"
+        and "'COLLECTION_KEY_CHANGED'" in found.message
+    )
+    assert renamed_rule("RESOURCE_NOT_A_RULE", Span("server.yaml")) is None
+
+
+def test_an_old_id_that_is_a_current_rule_again_is_that_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MCP resources have RESOURCE_* rules of their own: an ID that names one is not a rename.
+    monkeypatch.setitem(RULES, "RESOURCE_CHANGED", Rule("RESOURCE_CHANGED", "warning", "diff", "MCP's own."))
+    assert renamed_rule("RESOURCE_CHANGED", Span("server.yaml")) is None
+
+
+@pytest.mark.parametrize("verb", ["load", "embed"])
+def test_load_and_embed_name_a_collection(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([verb, "--help"])
+    shown = capsys.readouterr().out
+    assert "COLLECTION" in shown and "RESOURCE" not in shown and "resource" not in shown

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compiler.test_resources import CATALOGUE
+from tests.compiler.test_collections import CATALOGUE
 from tests.conftest import LYNXC, settings_args, stdio_client
 
 pytestmark = pytest.mark.anyio

@@ -683,7 +683,7 @@ class _Load:
         close = difflib.get_close_matches(column, names, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else "its fields: " + ", ".join(names)
         return (
-            f"{path}:{line}: column {column!r} is not a field of resource {self.resource.name!r} "
+            f"{path}:{line}: column {column!r} is not a field of collection {self.resource.name!r} "
             f"({hint}); remove it from the file, declare it, or load with --ignore-extra to skip "
             "undeclared columns"
         )

@@ -218,7 +218,7 @@ def test_the_embed_pass_refuses_what_it_cannot_fill(
     with pytest.raises(StoreError, match="not loaded yet"):
         embed_missing(server, "books", settings=settings)
     done = lynxc(tmp_path, "embed", str(server.folder), "chapterz")
-    assert done.returncode == 2 and "has no resource 'chapterz'" in done.stderr
+    assert done.returncode == 2 and "has no collection 'chapterz'" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -274,7 +274,7 @@ def test_parents_and_children_load_in_one_command(server: ServerDefinition, tmp_
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["bookz=x.jsonl"], "has no resource 'bookz' (did you mean 'books'?"),
+        (["bookz=x.jsonl"], "has no collection 'bookz' (did you mean 'books'?"),
         (["books=missing.jsonl"], "missing.jsonl"),
         (["books=a.jsonl", "chapters"], "'chapters' is not NAME=FILE"),
         (["books"], "give the files to load into 'books'"),

@@ -283,7 +283,7 @@ def test_every_problem_is_listed_up_to_a_hundred(
     assert listed[:4] == [
         f"{path}:2: not a JSON object but an array",
         f"{path}:3: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
-        f"{path}:5: column 'colour' is not a field of resource 'books' (its fields: author, body, "
+        f"{path}:5: column 'colour' is not a field of collection 'books' (its fields: author, body, "
         "draft, id, name, parts, price, published, status, tags, title, updated, year); remove it from "
         "the file, declare it, or load with --ignore-extra to skip undeclared columns",
         f"{path}:5: title: Field required",
@@ -536,7 +536,7 @@ def test_cli_reports_and_errors(server: ServerDefinition, tmp_path: Path) -> Non
 
     unknown = lynxc_load(server, tmp_path, "bookz", str(good))
     assert unknown.returncode == 2
-    assert "has no resource 'bookz' (did you mean 'books'? resources: books, chapters)" in unknown.stderr
+    assert "has no collection 'bookz' (did you mean 'books'? collections: books, chapters)" in unknown.stderr
 
     missing = lynxc_load(server, tmp_path, "books", str(tmp_path / "nope.jsonl"))
     assert (missing.returncode, missing.stderr.strip()) == (
@@ -631,12 +631,12 @@ def test_undeclared_columns_are_refused_once_per_file_or_skipped_on_request(
     assert refused.returncode == 1
     problems = [line for line in refused.stderr.splitlines() if "is not a field" in line]
     assert problems == [
-        f"{rows}:1: column 'colour' is not a field of resource 'books' (its fields: author, body, "
+        f"{rows}:1: column 'colour' is not a field of collection 'books' (its fields: author, body, "
         "draft, id, name, parts, price, published, status, tags, title, updated, year); remove it from the "
         "file, declare it, or load with --ignore-extra to skip undeclared columns",
-        f"{rows}:1: column 'tittle' is not a field of resource 'books' (did you mean 'title'?); "
+        f"{rows}:1: column 'tittle' is not a field of collection 'books' (did you mean 'title'?); "
         "remove it from the file, declare it, or load with --ignore-extra to skip undeclared columns",
-        f"{table}:2: column 'isbn' is not a field of resource 'books' (its fields: author, body, "
+        f"{table}:2: column 'isbn' is not a field of collection 'books' (its fields: author, body, "
         "draft, id, name, parts, price, published, status, tags, title, updated, year); remove it from the "
         "file, declare it, or load with --ignore-extra to skip undeclared columns",
     ], refused.stderr
