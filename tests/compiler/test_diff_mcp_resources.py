@@ -131,7 +131,7 @@ def test_records_and_mcp_resources_of_a_generated_folder_stay_apart(tmp_path: Pa
     """Records are in collections.json, MCP resources in resources.json; a folder generated
     before issue 31 kept records in resources.json (with a `format`): they are read as records,
     and the folder offers no MCP resources."""
-    folder = RULES / "RESOURCE_FIELD_REMOVED/before/rules"
+    folder = RULES / "COLLECTION_FIELD_REMOVED/before/rules"
     wire = load_side(str(folder), ROOT).servers["rules"]
     assert wire.resources and wire.mcp_resources == {"resources": [], "resourceTemplates": []}
     assert wire.prompts == []
