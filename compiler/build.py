@@ -325,6 +325,13 @@ def _named_from_project(server: ServerIR, project: Path) -> ServerIR:
         spec_files=tuple(replace(spec, path=rebase(spec.path)) for spec in server.spec_files),
         tools=tuple(replace(tool, span=rebased(tool.span)) for tool in server.tools),
         collections=tuple(replace(c, span=rebased(c.span)) for c in server.collections),
+        prompts=tuple(
+            replace(
+                p, span=rebased(p.span), argument_spans=tuple((a, rebased(s)) for a, s in p.argument_spans)
+            )
+            for p in server.prompts
+        ),
+        mcp_resources=tuple(replace(r, span=rebased(r.span)) for r in server.mcp_resources),
     )
 
 

@@ -123,8 +123,10 @@ def _parser() -> argparse.ArgumentParser:
         "diff",
         help="review schema changes between two versions of servers",
         description=(
-            "Compare BASE with HEAD, judge every changed field, and exit by --fail-on. Each side is a "
-            "spec file or folder, a folder of specs, a generated tools.json, a saved tools/list JSON, "
+            "Compare BASE with HEAD, judge every changed field (of tools, records, prompts and MCP "
+            "resources), and exit by --fail-on. Each side is a spec file or folder, a folder of specs, a "
+            "generated folder or tools.json, a saved tools/list JSON (with `prompts`, `resources` and "
+            "`resourceTemplates` beside `tools` to compare those too), "
             "git:REF[:PATH] (the specs at a git ref of this project) or release:[SERVER[@VERSION]] (released "
             "baselines). A breaking change is allowed (reported; --fail-on counts it as a warning) when "
             "HEAD's version bumps major (minor below 1.0) over the release it follows, or BASE's version, "

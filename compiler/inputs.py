@@ -5,7 +5,13 @@ of its servers (`wire.Side`).
 
 Declared records come with the servers of a spec (from the IR) and of a generated folder (its
 collections.json; none when it has no such file). A JSON file given alone is a tools/list answer,
-which cannot say what a server declares: its resources are unknown and not compared."""
+which cannot say what a server declares: its resources are unknown and not compared.
+
+Prompts and MCP resources (issue 31) come the same way: from a spec's IR, from a generated
+folder's prompts.json and resources.json (an MCP one: `resources` with URIs, `resourceTemplates`;
+none when absent), and from a released baseline that keeps them. A saved answer carries them
+when it holds `prompts` or MCP `resources`/`resourceTemplates` beside `tools` (the list answers
+merged into one file); otherwise they are unknown and not compared, like records."""
 
 from __future__ import annotations
 
@@ -23,7 +29,16 @@ from typing import Any
 
 from .diagnostics import Diagnostic
 from .limits import MAX_SCHEMA_DEPTH, MAX_TOOLS_LIST_BYTES
-from .wire import ServerWire, Side, auth_of_payload, resources_from_document, wire_from_ir
+from .wire import (
+    ServerWire,
+    Side,
+    auth_of_payload,
+    is_mcp_resources,
+    mcp_resources_from_payload,
+    prompts_from_payload,
+    resources_from_document,
+    wire_from_ir,
+)
 
 GIT_PREFIX = "git:"
 RELEASE_PREFIX = "release:"
@@ -31,6 +46,9 @@ _SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 COLLECTIONS_FILE = "collections.json"
 # Where a folder generated before issue 31 kept its declared records (now MCP resources).
 LEGACY_COLLECTIONS_FILE = "resources.json"
+# The MCP resources and the prompts a generated folder offers (issue 31).
+RESOURCES_FILE = "resources.json"
+PROMPTS_FILE = "prompts.json"
 
 
 class DiffInputError(Exception):
@@ -90,9 +108,7 @@ def _load_releases(arg: str, project: Path) -> Side:
             listed = ", ".join(r.version for r in releases)
             raise DiffInputError(f"{arg}: {name} has no release {version} (released: {listed})")
         origin = f"release:{name}@{chosen.version}"
-        servers[name] = ServerWire(
-            name, chosen.tools, origin, resources=chosen.resources, auth=chosen.auth, version=chosen.version
-        )
+        servers[name] = chosen.wire(name, origin, chosen.version)
     return Side(servers)
 
 
@@ -127,7 +143,8 @@ def _load_path(path: Path, label: str) -> Side:
     if (path / "tools.json").is_file():
         wire = _load_json(path / "tools.json", label)
         resources = _load_resources(path, label)
-        return Side({path.name: replace(wire, resources=resources)})
+        prompts, mcp = _load_surface(path, label)
+        return Side({path.name: replace(wire, resources=resources, prompts=prompts, mcp_resources=mcp)})
     specs = discover_specs(path)
     if specs:
         return _load_specs(specs, label)
@@ -152,6 +169,28 @@ def _load_specs(paths: list[Path], label: str) -> Side:
 def _json_name(path: Path) -> str:
     # generated/<server>/tools.json is named by its folder; a saved answer by its file name.
     return path.parent.name if path.name == "tools.json" else path.stem
+
+
+def _load_surface(folder: Path, label: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """A generated folder's prompts (prompts.json) and MCP resources (resources.json once it
+    lists MCP resources); a folder without them offers none."""
+    prompts: list[dict[str, Any]] = []
+    if (folder / PROMPTS_FILE).is_file():
+        shown = f"{label}: {PROMPTS_FILE}"
+        try:
+            prompts = prompts_from_payload(_read_json(folder / PROMPTS_FILE, shown, "a prompts.json"))
+        except ValueError as err:
+            raise DiffInputError(f"{shown}: {err}") from None
+    mcp: dict[str, list[dict[str, Any]]] = {"resources": [], "resourceTemplates": []}
+    if (folder / RESOURCES_FILE).is_file():
+        shown = f"{label}: {RESOURCES_FILE}"
+        data = _read_json(folder / RESOURCES_FILE, shown, "a resources.json")
+        if is_mcp_resources(data):
+            try:
+                mcp = mcp_resources_from_payload(data)
+            except ValueError as err:
+                raise DiffInputError(f"{shown}: {err}") from None
+    return prompts, mcp
 
 
 def _load_resources(folder: Path, label: str) -> list[dict[str, Any]]:
@@ -210,7 +249,24 @@ def _load_json(path: Path, label: str) -> ServerWire:
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
     ):
         raise DiffInputError(f'{label}: expected a tools/list answer ({{"tools": [...]}}) or a list of tools')
-    return ServerWire(_json_name(path), tools, label, auth=auth)
+    prompts, mcp = _saved_surface(data, label)
+    return ServerWire(_json_name(path), tools, label, auth=auth, prompts=prompts, mcp_resources=mcp)
+
+
+def _saved_surface(
+    data: Any, label: str
+) -> tuple[list[dict[str, Any]] | None, dict[str, list[dict[str, Any]]] | None]:
+    """What a saved answer says beside its tools: its `prompts` (a prompts/list answer merged in)
+    and its MCP resources (`resources` with URIs, `resourceTemplates`); None for each it leaves out,
+    which is then not compared."""
+    if not isinstance(data, dict):
+        return None, None
+    try:
+        prompts = prompts_from_payload(data) if "prompts" in data else None
+        mcp = mcp_resources_from_payload(data) if is_mcp_resources(data) else None
+    except ValueError as err:
+        raise DiffInputError(f"{label}: {err}") from None
+    return prompts, mcp
 
 
 def _refuse_constant(name: str) -> Any:

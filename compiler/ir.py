@@ -577,6 +577,8 @@ class ServerIR:
     prompts: tuple[PromptIR, ...] = ()
     completions_json: str = ""  # canonical JSON of completions.json (lower/completions.py), "" when none
     mcp_resources: tuple[McpResourceIR, ...] = ()
+    # server.lint.suppress as (rule, reason): lint of prompts and MCP resources applies them.
+    lint_suppressions: tuple[tuple[str, str], ...] = ()
 
 
 RESOURCES_FORMAT = 1  # the `format` of collections.json that runtime/backends/records reads

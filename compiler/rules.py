@@ -1353,6 +1353,186 @@ _AUTH_DIFF_RULES = (
     ),
 )
 
+# Diff rules of prompts and MCP resources (issue 31): what a change to a `prompts/list`,
+# `resources/list` or `resources/templates/list` entry does to clients. MCP resources' rules are
+# RESOURCE_URI_*, RESOURCE_TEMPLATE_* and RESOURCE_MIME_TYPE_CHANGED, never a records rule's ID
+# (an acknowledgement names a rule, so a reused ID would change what an old one allows).
+_SURFACE_DIFF_RULES = (
+    ("PROMPT_REMOVED", "breaking", "A prompt was removed: clients getting it by name fail."),
+    ("PROMPT_ADDED", "info", "A prompt was added."),
+    (
+        "PROMPT_ARGUMENT_REMOVED",
+        "breaking",
+        "A prompt's argument was removed: clients passing it get an error.",
+    ),
+    (
+        "PROMPT_ARGUMENT_ADDED_REQUIRED",
+        "breaking",
+        "A required argument was added to a prompt: clients not passing it get an error.",
+    ),
+    ("PROMPT_ARGUMENT_ADDED_OPTIONAL", "info", "An optional argument was added to a prompt."),
+    (
+        "PROMPT_ARGUMENT_BECAME_REQUIRED",
+        "breaking",
+        "A prompt's argument is now required: clients not passing it get an error.",
+    ),
+    ("PROMPT_ARGUMENT_BECAME_OPTIONAL", "info", "A prompt's argument is now optional."),
+    ("PROMPT_TITLE_CHANGED", "info", "A prompt's or an argument's title changed."),
+    (
+        "PROMPT_DESCRIPTION_CHANGED",
+        "info",
+        "A prompt's or an argument's description changed; read it for changed behaviour.",
+    ),
+    (
+        "PROMPT_CHANGED",
+        "warning",
+        "A part of a prompt changed that lynxc cannot classify (icons, _meta, a later field); review it.",
+    ),
+    ("RESOURCE_URI_REMOVED", "breaking", "A static MCP resource was removed: reading its URI fails."),
+    ("RESOURCE_URI_ADDED", "info", "A static MCP resource was added to resources/list."),
+    (
+        "RESOURCE_URI_NAME_CHANGED",
+        "info",
+        "A static MCP resource's name changed; clients read it by URI, which stays.",
+    ),
+    ("RESOURCE_URI_TITLE_CHANGED", "info", "A static MCP resource's title changed."),
+    ("RESOURCE_URI_DESCRIPTION_CHANGED", "info", "A static MCP resource's description changed."),
+    ("RESOURCE_URI_SIZE_CHANGED", "info", "A static MCP resource's size changed (its content did)."),
+    (
+        "RESOURCE_URI_CHANGED",
+        "warning",
+        "A part of a static MCP resource changed that lynxc cannot classify; review it.",
+    ),
+    (
+        "RESOURCE_TEMPLATE_REMOVED",
+        "breaking",
+        "An MCP resource template was removed: reading the URIs it matched fails.",
+    ),
+    ("RESOURCE_TEMPLATE_ADDED", "info", "An MCP resource template was added."),
+    (
+        "RESOURCE_TEMPLATE_RENAMED",
+        "info",
+        "An MCP resource template has a new name and the same uriTemplate: its URIs read as before.",
+    ),
+    (
+        "RESOURCE_TEMPLATE_NARROWED",
+        "breaking",
+        "A resource template no longer matches some URI it matched (by RFC 6570 expansion and "
+        "matching): clients reading such URIs fail.",
+    ),
+    (
+        "RESOURCE_TEMPLATE_WIDENED",
+        "info",
+        "A resource template matches more URIs, and every URI it matched still: nothing fails.",
+    ),
+    (
+        "RESOURCE_TEMPLATE_REWRITTEN",
+        "warning",
+        "A resource template matches the same URIs written anew (a variable renamed): reads work, "
+        "but completion requests name a template by its text.",
+    ),
+    ("RESOURCE_TEMPLATE_TITLE_CHANGED", "info", "An MCP resource template's title changed."),
+    (
+        "RESOURCE_TEMPLATE_DESCRIPTION_CHANGED",
+        "info",
+        "An MCP resource template's description changed.",
+    ),
+    (
+        "RESOURCE_TEMPLATE_CHANGED",
+        "warning",
+        "A part of an MCP resource template changed that lynxc cannot classify; review it.",
+    ),
+    (
+        "RESOURCE_MIME_TYPE_CHANGED",
+        "breaking",
+        "An MCP resource's or template's MIME type changed or was dropped: clients parse its contents by it.",
+    ),
+    (
+        "RESOURCE_MIME_TYPE_DECLARED",
+        "info",
+        "An MCP resource or template now declares the MIME type it did not: clients no longer guess.",
+    ),
+)
+
+# Lint rules of prompts and MCP resources (issue 31, compiler/lint/surface.py): what a client
+# shows a user picking a prompt, and what an agent reads before reading a resource.
+_SURFACE_LINT_RULES = (
+    ("PROMPT_DESCRIPTION_MISSING", "error", "purpose", "A prompt needs a description: what it asks for."),
+    (
+        "PROMPT_DESCRIPTION_TOO_SHORT",
+        "warning",
+        "purpose",
+        "A prompt's description says more than a few words: what it asks for and when to pick it.",
+    ),
+    (
+        "PROMPT_DESCRIPTION_TOO_LONG",
+        "warning",
+        "conciseness",
+        "A prompt's description stays within its budget.",
+    ),
+    (
+        "PROMPT_USAGE_UNDESCRIBED",
+        "info",
+        "usage",
+        "Say what the prompt produces or when to pick it (a user chooses among prompts by it).",
+    ),
+    (
+        "PROMPT_ARGUMENT_UNDECLARED",
+        "error",
+        "parameters",
+        "A prompt's description quotes only arguments it declares ({name}, {{ name }}, argument `name`).",
+    ),
+    (
+        "PROMPT_PLACEHOLDER_TEXT",
+        "warning",
+        "hygiene",
+        "No placeholder text (TODO, TBD, FIXME, lorem ipsum) in a prompt's descriptions.",
+    ),
+    (
+        "PROMPT_ARGUMENT_DESCRIPTION_MISSING",
+        "warning",
+        "parameters",
+        "Every prompt argument needs a description.",
+    ),
+    (
+        "PROMPT_ARGUMENT_DESCRIPTION_RESTATES_NAME",
+        "warning",
+        "parameters",
+        "A prompt argument's description adds meaning beyond its name.",
+    ),
+    ("RESOURCE_DESCRIPTION_MISSING", "error", "purpose", "An MCP resource or template needs a description."),
+    (
+        "RESOURCE_DESCRIPTION_TOO_SHORT",
+        "warning",
+        "purpose",
+        "An MCP resource's description says more than a few words: what the data is.",
+    ),
+    (
+        "RESOURCE_DESCRIPTION_TOO_LONG",
+        "warning",
+        "conciseness",
+        "An MCP resource's description stays within its budget.",
+    ),
+    (
+        "RESOURCE_CONTENT_UNDESCRIBED",
+        "info",
+        "completeness",
+        "Say what an MCP resource holds or returns, or when to read it.",
+    ),
+    (
+        "RESOURCE_VARIABLE_UNDECLARED",
+        "error",
+        "parameters",
+        "A resource template's description quotes only its own variables ({name}).",
+    ),
+    (
+        "RESOURCE_PLACEHOLDER_TEXT",
+        "warning",
+        "hygiene",
+        "No placeholder text (TODO, TBD, FIXME, lorem ipsum) in an MCP resource's description.",
+    ),
+)
+
 RULES: dict[str, Rule] = (
     {rule.id: rule for rule in _RULES}
     | {rule_id: Rule(rule_id, "error", "changelog", purpose) for rule_id, purpose in _CHANGELOG_RULES}
@@ -1360,6 +1540,11 @@ RULES: dict[str, Rule] = (
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _DIFF_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _COLLECTION_DIFF_RULES}
     | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _AUTH_DIFF_RULES}
+    | {rule_id: Rule(rule_id, level, "diff", purpose) for rule_id, level, purpose in _SURFACE_DIFF_RULES}
+    | {
+        rule_id: Rule(rule_id, level, category, purpose)
+        for rule_id, level, category, purpose in _SURFACE_LINT_RULES
+    }
 )
 
 

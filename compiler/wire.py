@@ -85,6 +85,19 @@ class ServerWire:
     version: str | None = None
     # (version, rule, reason) of each `server.acknowledge` entry, when the side is a spec.
     acknowledgements: tuple[tuple[str, str, str], ...] = ()
+    # Its `prompts/list` entries (issue 31). None when the input cannot tell (a saved tools/list
+    # answer, a baseline released before prompts were recorded): prompts are then not compared.
+    prompts: list[dict[str, Any]] | None = None
+    # (prompt, argument or None) -> where it is declared, when the side is a spec
+    prompt_spans: dict[tuple[str, str | None], Span] = field(default_factory=dict)
+    # Its MCP resources: `{"resources": [...], "resourceTemplates": [...]}`, the entries of the two
+    # list answers; None when the input cannot tell, as for prompts.
+    mcp_resources: dict[str, list[dict[str, Any]]] | None = None
+    # ("uri", URI) or ("template", name) -> where it is declared, when the side is a spec
+    mcp_resource_spans: dict[tuple[str, str], Span] = field(default_factory=dict)
+    # Lint suppressions the server declares for all it offers (`server.lint.suppress`): rule ->
+    # reason. Prompts and MCP resources, which carry none of their own, are suppressed by these.
+    suppressions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -114,7 +127,87 @@ def wire_from_ir(server: ServerIR, origin: str) -> ServerWire:
         auth=server.auth.wire() if server.auth is not None else None,
         version=server.version,
         acknowledgements=tuple((a.version, a.rule, a.reason) for a in server.acknowledgements),
+        prompts=[prompt.wire for prompt in server.prompts],
+        prompt_spans=dict(_prompt_spans(server)),
+        mcp_resources=mcp_resources_of(server),
+        mcp_resource_spans={_mcp_key(r.templated, r.wire, r.name): r.span for r in server.mcp_resources},
+        suppressions=dict(server.lint_suppressions),
     )
+
+
+def mcp_resources_of(server: ServerIR) -> dict[str, list[dict[str, Any]]]:
+    """The entries of the server's `resources/list` and `resources/templates/list` answers."""
+    return {
+        "resources": [r.wire for r in server.mcp_resources if not r.templated],
+        "resourceTemplates": [r.wire for r in server.mcp_resources if r.templated],
+    }
+
+
+def _mcp_key(templated: bool, wire: dict[str, Any], name: str) -> tuple[str, str]:
+    """How review names an MCP resource: a static one by its URI, a template by its name."""
+    return ("template", name) if templated else ("uri", str(wire.get("uri", name)))
+
+
+def _prompt_spans(server: ServerIR) -> Iterator[tuple[tuple[str, str | None], Span]]:
+    for prompt in server.prompts:
+        yield (prompt.name, None), prompt.span
+        for argument, span in prompt.argument_spans:
+            yield (prompt.name, argument), span
+
+
+def prompts_from_payload(payload: Any) -> list[dict[str, Any]]:
+    """The prompts of a `prompts/list` answer (or of a baseline's `prompts`): a list of objects,
+    each named by a unique string. Raises ValueError saying what is wrong."""
+    prompts = payload.get("prompts") if isinstance(payload, dict) else payload
+    if not isinstance(prompts, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("name"), str) for p in prompts
+    ):
+        raise ValueError('expected "prompts": a list of objects, each with a "name"')
+    _unique([p["name"] for p in prompts], "prompt")
+    return prompts
+
+
+def mcp_resources_from_payload(payload: Any) -> dict[str, list[dict[str, Any]]]:
+    """The MCP resources of a document holding `resources` (each with a `uri`) and/or
+    `resourceTemplates` (each with a `name` and a `uriTemplate`): a generated resources.json, a
+    saved answer of either list, or a baseline's. Raises ValueError saying what is wrong."""
+    if not isinstance(payload, dict):
+        raise ValueError("expected an object with resources and resourceTemplates")
+    resources = payload.get("resources", [])
+    templates = payload.get("resourceTemplates", [])
+    if not isinstance(resources, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("uri"), str) for r in resources
+    ):
+        raise ValueError('expected "resources": a list of objects, each with a "uri"')
+    if not isinstance(templates, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("uriTemplate"), str)
+        for t in templates
+    ):
+        raise ValueError(
+            'expected "resourceTemplates": a list of objects, each with a "name" and a "uriTemplate"'
+        )
+    _unique([r["uri"] for r in resources], "resource URI")
+    _unique([t["name"] for t in templates], "resource template")
+    return {"resources": resources, "resourceTemplates": templates}
+
+
+def is_mcp_resources(payload: Any) -> bool:
+    """Whether a resources document lists MCP resources (not declared records, which carry a
+    `format`): it has `resourceTemplates`, or its resources have URIs."""
+    if not isinstance(payload, dict) or "format" in payload:
+        return False
+    resources = payload.get("resources")
+    return "resourceTemplates" in payload or (
+        isinstance(resources, list) and all(isinstance(r, dict) and "uri" in r for r in resources)
+    )
+
+
+def _unique(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} {name!r} is listed twice")
+        seen.add(name)
 
 
 def _resource_spans(server: ServerIR) -> Iterator[tuple[tuple[str, ...], Span]]:

@@ -8,6 +8,7 @@ from ..wire import ServerWire
 from .checks import TOOL_CHECKS, LintFinding, ToolView, check_server, schema_names
 from .records import check_record_paths
 from .score import ServerScore, score_tool
+from .surface import check_surface
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ def lint_server(server: ServerWire) -> LintResult:
         findings += tool_findings
         scores.append(score_tool(view, tool_findings))
     findings += check_server(server)
+    findings += check_surface(server)
     kept, suppressed = [], []
     for finding in findings:
         reason = _suppression(server, finding)
@@ -49,6 +51,8 @@ def lint_server(server: ServerWire) -> LintResult:
 
 
 def _suppression(server: ServerWire, finding: LintFinding) -> str | None:
+    if finding.rule_id in server.suppressions:  # server.lint.suppress: for all the server offers
+        return server.suppressions[finding.rule_id]
     extras = server.extras.get(finding.tool or "")
     if extras is not None:
         return extras.suppressions.get(finding.rule_id)

@@ -31,10 +31,23 @@ def render_text(results: list[LintResult], *, score: bool) -> str:
             lines.append(f"{_where(item.finding)}suppressed {item.finding.rule_id}: {item.reason}")
         counts = {s: sum(f.severity == s for f in result.findings) for s in SEVERITY_ORDER}
         summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
-        lines.append(f"{result.server.name}: {len(result.server.tools)} tools, {summary}")
+        lines.append(f"{result.server.name}: {len(result.server.tools)} tools, {_surface(result)}{summary}")
         if score:
             lines += _score_lines(result)
     return "\n".join(lines) + "\n"
+
+
+def _surface(result: LintResult) -> str:
+    """`2 prompts, 3 resources, ` for a server that offers any (nothing otherwise)."""
+    prompts = len(result.server.prompts or ())
+    mcp = result.server.mcp_resources or {}
+    resources = len(mcp.get("resources", ())) + len(mcp.get("resourceTemplates", ()))
+    counted = [
+        f"{n} {what}{'s' if n != 1 else ''}"
+        for n, what in ((prompts, "prompt"), (resources, "resource"))
+        if n
+    ]
+    return "".join(f"{text}, " for text in counted)
 
 
 def _score_lines(result: LintResult) -> list[str]:

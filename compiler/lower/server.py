@@ -398,6 +398,9 @@ def lower(
             prompts=surface.prompts,
             completions_json=surface.completions_json,
             mcp_resources=mcp.resources,
+            lint_suppressions=tuple(
+                (s.rule, s.reason) for s in (server.lint.suppress if server.lint else [])
+            ),
         ),
         tuple(diagnostics),
     )

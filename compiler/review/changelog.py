@@ -9,6 +9,11 @@ A server that declares records keeps its resources document in the baseline too,
 like tool changes. A baseline without that key (older, or of a server without records) declared
 none. A server that authenticates callers keeps what tools/list says of it, its top-level `_meta`
 "lynxc/auth", the same way; a baseline without it authenticated no one.
+
+Prompts and MCP resources (issue 31) are kept under `"prompts"` (the `prompts/list` entries) and
+`"mcpResources"` (`{"resources": [...], "resourceTemplates": [...]}`), written by every release
+since, even empty. A baseline without them was released before they were kept: they are unknown
+then, and not compared, never read as all removed.
 """
 
 from __future__ import annotations
@@ -23,13 +28,23 @@ from ..diagnostics import Diagnostic, Span
 from ..files import write_text_atomic
 from ..ir import AUTH_META_KEY, ServerIR
 from ..rules import diagnostic
-from ..wire import ServerWire, auth_of_payload, resources_from_document, resources_payload, wire_from_ir
+from ..wire import (
+    ServerWire,
+    auth_of_payload,
+    mcp_resources_from_payload,
+    prompts_from_payload,
+    resources_from_document,
+    resources_payload,
+    wire_from_ir,
+)
 from .compare import review_pair
 from .judge import Finding
 from .render import by_tool, group_heading, level_counts, markdown_values, operation
 
 CHANGELOG_DIR = "schema-changelog"
 RELEASES_FILE = "releases.json"
+PROMPTS_KEY = "prompts"
+MCP_RESOURCES_KEY = "mcpResources"
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 
 
@@ -40,6 +55,21 @@ class Release:
     tools: list[dict[str, Any]]
     resources: list[dict[str, Any]] = field(default_factory=list)
     auth: dict[str, Any] | None = None  # tools/list's `_meta` "lynxc/auth"; None: no caller auth
+    prompts: list[dict[str, Any]] | None = None  # None: released before prompts were kept
+    mcp_resources: dict[str, list[dict[str, Any]]] | None = None  # None: likewise
+
+    def wire(self, name: str, origin: str, version: str | None = None) -> ServerWire:
+        """The release as one side of a review."""
+        return ServerWire(
+            name,
+            self.tools,
+            origin,
+            resources=self.resources,
+            auth=self.auth,
+            version=version,
+            prompts=self.prompts,
+            mcp_resources=self.mcp_resources,
+        )
 
 
 @dataclass(frozen=True)
@@ -93,7 +123,10 @@ def load_releases(project: Path, server: str) -> tuple[list[Release], list[Diagn
             declared = payload.get("resources")
             resources = [] if declared is None else _resources(declared, item["version"])
             auth = auth_of_payload(payload)
-            releases.append(Release(item["version"], item["date"], payload["tools"], resources, auth))
+            prompts, mcp = _surface(payload, item["version"])
+            releases.append(
+                Release(item["version"], item["date"], payload["tools"], resources, auth, prompts, mcp)
+            )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         return [], [diagnostic("BASELINE_INVALID", f"cannot read the released baselines: {err}", Span(shown))]
     return sorted(releases, key=lambda r: semver_key(r.version)), []
@@ -104,6 +137,21 @@ def _resources(document: Any, version: str) -> list[dict[str, Any]]:
         return resources_from_document(document)
     except ValueError as err:
         raise ValueError(f"{version}.json: resources: {err}") from None
+
+
+def _surface(
+    payload: dict[str, Any], version: str
+) -> tuple[list[dict[str, Any]] | None, dict[str, list[dict[str, Any]]] | None]:
+    """A baseline's prompts and MCP resources; None for each it does not keep (released before)."""
+    try:
+        prompts = prompts_from_payload(payload) if PROMPTS_KEY in payload else None
+    except ValueError as err:
+        raise ValueError(f"{version}.json: prompts: {err}") from None
+    try:
+        mcp = mcp_resources_from_payload(payload[MCP_RESOURCES_KEY]) if MCP_RESOURCES_KEY in payload else None
+    except ValueError as err:
+        raise ValueError(f"{version}.json: {MCP_RESOURCES_KEY}: {err}") from None
+    return prompts, mcp
 
 
 def write_release(
@@ -132,6 +180,10 @@ def write_release(
         payload["_meta"] = {AUTH_META_KEY: server.auth.wire()}
     if resources:  # a server without records keeps the baseline it always had
         payload["resources"] = resources_payload(resources)
+    # Always, even empty: a later release compares them (a baseline without them cannot tell).
+    current = wire_from_ir(server, "")
+    payload[PROMPTS_KEY] = current.prompts or []
+    payload[MCP_RESOURCES_KEY] = current.mcp_resources or {"resources": [], "resourceTemplates": []}
     write_text_atomic(baseline, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     listed.append({"version": server.version, "date": date})
     listed.sort(key=lambda item: semver_key(item["version"]))
@@ -260,11 +312,8 @@ def changelog_files(changelog: Changelog, header_lines: list[str]) -> dict[str, 
 
 
 def _findings(release: Release, new: ServerWire) -> list[Finding]:
-    old = ServerWire(new.name, release.tools, "baseline", resources=release.resources, auth=release.auth)
-    return list(review_pair(old, new).findings)
+    return list(review_pair(release.wire(new.name, "baseline"), new).findings)
 
 
 def _wire(release: Release) -> ServerWire:
-    return ServerWire(
-        "", release.tools, f"v{release.version}", resources=release.resources, auth=release.auth
-    )
+    return release.wire("", f"v{release.version}")

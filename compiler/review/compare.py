@@ -11,6 +11,8 @@ from .collections import diff_resources, judge_resource
 from .diff import diff_tools
 from .judge import LEVELS, Finding, judge
 from .judge_context import one_per_change
+from .mcp_resources import diff_mcp_resources, judge_mcp_resource, still_matched
+from .prompts import diff_prompts, judge_prompt
 from .tool_renames import rename_hints
 
 
@@ -40,7 +42,8 @@ def review(base: Side, head: Side) -> list[ServerReview]:
 
 def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
     """Changes to the server's caller authentication first, then tool changes, then changes to
-    the declared records."""
+    the declared records, then to prompts and to MCP resources (each compared only when both
+    sides can tell what they are)."""
     findings = _server_findings(old, new)
     old_tools = {t["name"]: t for t in (old.tools if old else [])}
     new_tools = {t["name"]: t for t in (new.tools if new else [])}
@@ -56,6 +59,12 @@ def review_pair(old: ServerWire | None, new: ServerWire | None) -> ServerReview:
     old_resources, new_resources = _resources(old), _resources(new)
     if old_resources is not None and new_resources is not None:
         findings += [judge_resource(c) for c in diff_resources(old_resources, new_resources)]
+    old_prompts, new_prompts = _known(old, "prompts", []), _known(new, "prompts", [])
+    if old_prompts is not None and new_prompts is not None:
+        findings += [judge_prompt(c) for c in diff_prompts(old_prompts, new_prompts)]
+    old_mcp, new_mcp = _known(old, "mcp_resources", {}), _known(new, "mcp_resources", {})
+    if old_mcp is not None and new_mcp is not None:
+        findings += [_hinted(judge_mcp_resource(c), new_mcp) for c in diff_mcp_resources(old_mcp, new_mcp)]
     name = (new or old).name  # type: ignore[union-attr]
     return ServerReview(name, old, new, tuple(findings))
 
@@ -71,6 +80,25 @@ def _resources(side: ServerWire | None) -> list[dict[str, Any]] | None:
     """A server absent from a side declares no collections; a side that cannot tell (a saved
     tools/list answer) is None, and collections are then not compared at all."""
     return [] if side is None else side.resources
+
+
+def _hinted(finding: Finding, new: dict[str, Any]) -> Finding:
+    """A static resource removed whose URI a template of the new side matches: still readable,
+    though no longer listed; the reviewer is told beside the verdict."""
+    if finding.rule_id != "RESOURCE_URI_REMOVED" or finding.change.mcp_resource is None:
+        return finding
+    name = still_matched(finding.change.mcp_resource[1], list(new.get("resourceTemplates", ())))
+    if name is None:
+        return finding
+    return replace(
+        finding, hint=f"template '{name}' matches its URI: reads may still work, but it is no longer listed"
+    )
+
+
+def _known(side: ServerWire | None, attribute: str, empty: Any) -> Any:
+    """What a side offers of prompts or MCP resources: nothing for a server absent from it; None
+    when it cannot tell (a saved tools/list answer, a baseline released before they were kept)."""
+    return empty if side is None else getattr(side, attribute)
 
 
 def worst_level(reviews: list[ServerReview]) -> str | None:

@@ -68,6 +68,12 @@ class Change:
     # True for a change to the server as a whole (its caller authentication, `review.auth`):
     # its path starts with `Server`, and like a resource's it names no tool.
     server: bool = False
+    # The prompt's name when the change is to a prompt (`review.prompts`): path `Prompt NAME ...`.
+    prompt: str | None = None
+    # When the change is to an MCP resource (`review.mcp_resources`): ("uri", URI) for a static
+    # resource, ("template", NAME) for a template; its path starts `Resource URI` or
+    # `Resource template NAME`.
+    mcp_resource: tuple[str, str] | None = None
 
     @property
     def path_text(self) -> str:
@@ -75,8 +81,9 @@ class Change:
 
     @property
     def of_tool(self) -> bool:
-        """Whether the change is to a tool (not to a declared collection or the server)."""
-        return self.resource is None and not self.server
+        """Whether the change is to a tool (not to a declared collection, a prompt, an MCP
+        resource or the server)."""
+        return self.resource is None and not self.server and self.prompt is None and self.mcp_resource is None
 
     @property
     def located(self) -> str:
@@ -90,6 +97,11 @@ class Change:
             subject = {"collection": self.resource}
         elif self.server:
             subject = {"scope": "server"}
+        elif self.prompt is not None:
+            subject = {"prompt": self.prompt}
+        elif self.mcp_resource is not None:
+            kind, key = self.mcp_resource
+            subject = {"resourceTemplate": key} if kind == "template" else {"resourceUri": key}
         out: dict[str, Any] = {"op": self.op, **subject, "path": self.path_text}
         if self.before is not MISSING:
             out["before"] = self.before

@@ -18,6 +18,8 @@ from .compare import ServerReview
 from .diff import MISSING
 from .fold import Entry, fold, is_no_op
 from .judge import LEVELS, Finding
+from .mcp_resources import mcp_resource_span
+from .prompts import prompt_span
 from .render_common import (
     by_tool,
     changed_region,
@@ -163,6 +165,10 @@ def _span(review: ServerReview, finding: Finding, head_tools: set[str]) -> Span 
     resource, the line of the (innermost still declared) field, else the resource's."""
     if finding.change.server:
         return None  # a spec side keeps no line for server.auth: the annotation names no file
+    if finding.change.prompt is not None:
+        return prompt_span(review.head, finding.change) if review.head else None
+    if finding.change.mcp_resource is not None:
+        return mcp_resource_span(review.head, finding.change) if review.head else None
     resource = finding.change.resource
     if resource is not None:
         return resource_span(review.head, finding.change) if review.head else None

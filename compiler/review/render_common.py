@@ -40,12 +40,14 @@ def level_counts(findings: Iterable[Finding]) -> str:
 # The groups of `by_tool` that are no tool: changes to the server as a whole, then to records.
 SERVER_GROUP = (0, "")
 RESOURCES_GROUP = (2, "")
+PROMPTS_GROUP = (3, "")
+MCP_RESOURCES_GROUP = (4, "")
 
 
 def by_tool(findings: tuple[Finding, ...]) -> list[tuple[tuple[int, str], list[Finding]]]:
     """Findings grouped by what they change, in order: the server as a whole, then each tool
-    (keyed `(1, name)`), then the declared records; keyed apart so no tool name can be taken for
-    the others (their paths name what they change)."""
+    (keyed `(1, name)`), then the declared records, the prompts and the MCP resources; keyed
+    apart so no tool name can be taken for the others (their paths name what they change)."""
     grouped: dict[tuple[int, str], list[Finding]] = {}
     for finding in findings:
         change = finding.change
@@ -54,6 +56,10 @@ def by_tool(findings: tuple[Finding, ...]) -> list[tuple[tuple[int, str], list[F
             if change.server
             else RESOURCES_GROUP
             if change.resource is not None
+            else PROMPTS_GROUP
+            if change.prompt is not None
+            else MCP_RESOURCES_GROUP
+            if change.mcp_resource is not None
             else (1, change.tool)
         )
         grouped.setdefault(key, []).append(finding)
@@ -64,7 +70,8 @@ def group_heading(group: tuple[int, str]) -> str:
     """A markdown heading's text for a group of `by_tool`."""
     if group == SERVER_GROUP:
         return "Server"
-    return "Collections" if group == RESOURCES_GROUP else f"`{group[1]}`"
+    named = {RESOURCES_GROUP: "Collections", PROMPTS_GROUP: "Prompts", MCP_RESOURCES_GROUP: "MCP resources"}
+    return named.get(group, f"`{group[1]}`")
 
 
 def operation(change: Change) -> str:

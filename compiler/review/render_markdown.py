@@ -284,7 +284,12 @@ def _change(change: Change) -> str:
 
 
 def _not_tool(change: Change) -> str:
-    """The Tools cell of a change to the server or to a collection (its path names it)."""
+    """The Tools cell of a change to the server, a collection, a prompt or an MCP resource (its
+    path names it)."""
+    if change.prompt is not None:
+        return "(prompts)"
+    if change.mcp_resource is not None:
+        return "(MCP resources)"
     return "(server)" if change.server else "(collections)"
 
 

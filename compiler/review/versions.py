@@ -101,7 +101,12 @@ def _judge(review: ServerReview, releases: list[Release], unreleased: bool) -> S
 def _in_specs(head: ServerWire | None, project: Path) -> bool:
     """Whether HEAD's server is declared in the project's specs/ (where its spans point)."""
     specs = (project / "specs").resolve()
-    spans = [*(head.spans.values() if head else ()), *(head.resource_spans.values() if head else ())]
+    spans = [
+        *(head.spans.values() if head else ()),
+        *(head.resource_spans.values() if head else ()),
+        *(head.prompt_spans.values() if head else ()),
+        *(head.mcp_resource_spans.values() if head else ()),
+    ]
     return bool(spans) and all(Path(span.file).resolve().is_relative_to(specs) for span in spans)
 
 
@@ -114,8 +119,7 @@ def _unreleased(review: ServerReview) -> ServerReview:
 
 
 def _differs(release: Release, head: ServerWire) -> bool:
-    origin = f"release:{head.name}@{release.version}"
-    baseline = ServerWire(head.name, release.tools, origin, resources=release.resources, auth=release.auth)
+    baseline = release.wire(head.name, f"release:{head.name}@{release.version}")
     return bool(review_pair(baseline, head).findings)
 
 

@@ -65,7 +65,9 @@ def project(released_shop: Path, tmp_path: Path) -> Path:
 def test_release_records_the_exact_tools_list(project: Path) -> None:
     baseline = json.loads((project / "schema-changelog/shop/0.1.0.json").read_text())
     generated = json.loads((project / "generated/shop/tools.json").read_text())
-    assert baseline == {"tools": generated["tools"]}
+    # Prompts and MCP resources are kept even when there are none: a later release compares them.
+    empty = {"resources": [], "resourceTemplates": []}
+    assert baseline == {"tools": generated["tools"], "prompts": [], "mcpResources": empty}
     releases = json.loads((project / "schema-changelog/shop/releases.json").read_text())
     assert releases == {"releases": [{"version": "0.1.0", "date": "2026-01-02"}]}
     changelog = (project / "schema-changelog/shop/CHANGELOG.md").read_text()
