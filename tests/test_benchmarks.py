@@ -90,7 +90,8 @@ def test_smoke_takes_the_smoke_sizes_of_options_left_at_their_defaults(monkeypat
 # distributed.py starts a Ray cluster, moto's S3 server and nine servers (over a minute of CPU);
 # records_distributed.py starts a Ray of its own and loads three times, records_search_quality.py
 # loads the PEPs and their sections and asks every question of eight systems (about half a minute
-# of CPU each): they belong to the `slow` group, which .ci/run runs after the README's command.
+# of CPU each): they are `slow` too. Every smoke run is left out of the README's command and run by
+# .ci/run after it (`-m "slow or benchmark"`).
 SLOW = {"distributed", "records_distributed", "records_search_quality"}
 
 
