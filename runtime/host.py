@@ -12,8 +12,6 @@ call, and slow start-up checks run in the background from the first request (sta
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextvars
 import json
 import logging
@@ -47,6 +45,7 @@ from .errors import (
     unsendable_result_prefix,
 )
 from .output_validation import OutputValidator
+from .pages import page
 from .prompts import PromptHost, no_resources
 from .redact import redact
 from .resources import Contents, load_reader
@@ -214,10 +213,8 @@ class ToolHost:
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self._deferred.start()  # a client lists tools before it calls one: start checking now
-        start = _decode_cursor(params.cursor if params else None, len(self._tools))
-        end = start + self.page_size
-        next_cursor = _encode_cursor(end) if end < len(self._tools) else None
-        return types.ListToolsResult(tools=self._tools[start:end], next_cursor=next_cursor, _meta=self._meta)
+        tools, next_cursor = page("tools", self._tools, params.cursor if params else None, self.page_size)
+        return types.ListToolsResult(tools=tools, next_cursor=next_cursor, _meta=self._meta)
 
     # tools/call ---------------------------------------------------------------------------
 
@@ -407,20 +404,3 @@ def _progress_reporter(ctx: Any):
         await ctx.session.report_progress(progress, total, message)
 
     return report
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"tools:{offset}".encode()).decode()
-
-
-def _decode_cursor(cursor: str | None, total: int) -> int:
-    if cursor is None:
-        return 0
-    try:
-        kind, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        offset = int(number)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise MCPError(types.INVALID_PARAMS, "invalid cursor") from None
-    if kind != "tools" or not 0 <= offset <= total:
-        raise MCPError(types.INVALID_PARAMS, "invalid cursor")
-    return offset

@@ -10,8 +10,6 @@ with JSON-RPC -32602 naming it.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -20,6 +18,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from .defaults import DEFAULT_PAGE_SIZE
+from .pages import page
 from .prompt_templates import (
     MAX_ARGUMENT_BYTES,
     MAX_RENDERED_BYTES,
@@ -90,10 +89,10 @@ class PromptHost:
     async def list_prompts(
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        start = decode_cursor("prompts", params.cursor if params else None, len(self._prompts))
-        end = start + self.page_size
-        next_cursor = encode_cursor("prompts", end) if end < len(self._prompts) else None
-        return types.ListPromptsResult(prompts=self._prompts[start:end], next_cursor=next_cursor)
+        prompts, next_cursor = page(
+            "prompts", self._prompts, params.cursor if params else None, self.page_size
+        )
+        return types.ListPromptsResult(prompts=prompts, next_cursor=next_cursor)
 
     async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         render = self._render.get(params.name)
@@ -187,20 +186,3 @@ def _contents_size(contents: ResourceContents) -> int:
     if isinstance(contents, types.TextResourceContents):
         return len(contents.text.encode())
     return len(contents.blob)
-
-
-def encode_cursor(kind: str, offset: int) -> str:
-    return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode()
-
-
-def decode_cursor(kind: str, cursor: str | None, total: int) -> int:
-    if cursor is None:
-        return 0
-    try:
-        found, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        offset = int(number)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise invalid("invalid cursor") from None
-    if found != kind or not 0 <= offset <= total:
-        raise invalid("invalid cursor")
-    return offset
