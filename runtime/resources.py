@@ -22,7 +22,6 @@ An unknown URI is JSON-RPC -32602 "Resource not found" with data {"uri": uri}.
 from __future__ import annotations
 
 import base64
-import binascii
 import importlib
 import inspect
 import json
@@ -39,6 +38,8 @@ from mcp.shared.exceptions import MCPError
 
 from .context import ToolContext
 from .errors import ToolError
+from .pages import page
+from .prompt_templates import RenderedTooLarge, render_bounded, template_environment
 from .resource_media import RESOURCES_FILE, SOURCES_FILE, is_text_mime  # noqa: F401 (re-exported)
 from .wire_values import NotJSONError, encode_json, to_wire
 
@@ -109,14 +110,14 @@ class ResourceReader:
     # lists ------------------------------------------------------------------------------------
 
     async def list_resources(self, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        page, cursor = _page(self._resources, params, self.page_size, "resources")
-        return types.ListResourcesResult(resources=page, next_cursor=cursor)
+        listed, cursor = page("resources", self._resources, params.cursor if params else None, self.page_size)
+        return types.ListResourcesResult(resources=listed, next_cursor=cursor)
 
     async def list_templates(
         self, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        page, cursor = _page(self._templates, params, self.page_size, "templates")
-        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+        listed, cursor = page("templates", self._templates, params.cursor if params else None, self.page_size)
+        return types.ListResourceTemplatesResult(resource_templates=listed, next_cursor=cursor)
 
     def templated(self) -> list[tuple[Any, Mapping[str, Any]]]:
         """Each template (parsed) with its source, in declaration order."""
@@ -167,7 +168,12 @@ class ResourceReader:
         return text
 
     async def _template(self, entry: Mapping[str, Any], variables: dict[str, str], ctx: Any, uri: str) -> Any:
-        return _jinja(entry["template"]).render(**variables)
+        # the prompts' sandbox, rendered piece by piece and stopped past the resource's max_bytes
+        template = _compiled(entry["template"])
+        try:
+            return render_bounded(template, variables, limit=entry["max_bytes"])
+        except RenderedTooLarge:
+            raise ResourceError(f"{uri} is over the resource's max_bytes of {entry['max_bytes']}") from None
 
     async def _record(self, entry: Mapping[str, Any], variables: dict[str, str], ctx: Any, uri: str) -> Any:
         get_record = _engine(RECORDS_TOOLS, "get_record")
@@ -253,28 +259,8 @@ def _contents(uri: str, entry: Mapping[str, Any], content: Any) -> Contents:
 
 
 @cache
-def _jinja(template: str) -> Any:
-    import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
-
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
-    return env.from_string(template)
-
-
-def _page(items: list[Any], params: Any, size: int, kind: str) -> tuple[list[Any], str | None]:
-    cursor = params.cursor if params is not None else None
-    start = 0
-    if cursor is not None:
-        try:
-            name, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-            start = int(number)
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            raise MCPError(types.INVALID_PARAMS, "invalid cursor") from None
-        if name != kind or not 0 <= start <= len(items):
-            raise MCPError(types.INVALID_PARAMS, "invalid cursor")
-    end = start + size
-    following = base64.urlsafe_b64encode(f"{kind}:{end}".encode()).decode() if end < len(items) else None
-    return items[start:end], following
+def _compiled(template: str) -> Any:
+    return template_environment().from_string(template)
 
 
 def load_reader(definition: Any, settings: Mapping[str, Any], page_size: int) -> ResourceReader | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from lynxc.runtime.prompt_templates import template_environment
 from lynxc.runtime.resource_media import RESOURCE_FILES_DIR, SQL_TOOL_PREFIX, is_text_mime, uri_templates
 
 from ..diagnostics import Diagnostic, Span
@@ -404,13 +405,17 @@ def template_problem(text: str, variables: list[str]) -> str | None:
     """Why `text` is no sandboxed Jinja2 template over exactly these variables, or None."""
     import jinja2
     from jinja2 import meta
-    from jinja2.sandbox import SandboxedEnvironment
 
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
+    from .prompts import unsafe_attributes
+
     try:
-        parsed = env.parse(text)
+        parsed = template_environment().parse(text)  # the prompts' sandbox: one for every template
     except jinja2.TemplateSyntaxError as err:
         return f"is not a valid Jinja2 template (line {err.lineno}: {err.message})"
+    unsafe = unsafe_attributes(parsed)
+    if unsafe:
+        attribute, line = unsafe[0]
+        return f"reads '{attribute}' (line {line}): a template reads its variables, never Python's attributes"
     unknown = sorted(meta.find_undeclared_variables(parsed) - set(variables))
     if unknown:
         return (

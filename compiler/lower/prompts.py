@@ -235,18 +235,14 @@ def check_template(
                 )
             ],
         )
-    found = []
-    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
-        attribute = node.attr if isinstance(node, nodes.Getattr) else _constant(node.arg)
-        if isinstance(attribute, str) and attribute.startswith("_"):
-            found.append(
-                diagnostic(
-                    "PROMPT_TEMPLATE_UNSAFE",
-                    f"the template reads '{attribute}': a template reads its arguments, never "
-                    "Python's attributes",
-                    template_line_span(doc, where, node.lineno),
-                )
-            )
+    found = [
+        diagnostic(
+            "PROMPT_TEMPLATE_UNSAFE",
+            f"the template reads '{attribute}': a template reads its arguments, never Python's attributes",
+            template_line_span(doc, where, line),
+        )
+        for attribute, line in unsafe_attributes(tree)
+    ]
     names = meta.find_undeclared_variables(tree)
     for name in sorted(names - set(declared)):
         found.append(
@@ -261,6 +257,17 @@ def check_template(
     if found:
         return None, names, found
     return environment.from_string(tree), names, []
+
+
+def unsafe_attributes(tree: nodes.Template) -> list[tuple[str, int]]:
+    """(attribute, line) of each `_attribute` a template reads (`''.__class__`, `x['_y']`): the
+    sandbox refuses them when rendering, the build refuses them before."""
+    found = []
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        attribute = node.attr if isinstance(node, nodes.Getattr) else _constant(node.arg)
+        if isinstance(attribute, str) and attribute.startswith("_"):
+            found.append((attribute, node.lineno))
+    return found
 
 
 def _constant(node: nodes.Node) -> Any:

@@ -241,6 +241,17 @@ CASES = {
         """,
         ["7:11 MCP_RESOURCE_TEXT_TEMPLATE_INVALID"],
     ),
+    "text template reading a Python attribute": (
+        """
+        resources:
+          - name: a
+            uri_template: x://{id}
+            description: d
+            mime_type: text/plain
+            text: "{{ id.__class__ }}"
+        """,
+        ["7:11 MCP_RESOURCE_TEXT_TEMPLATE_INVALID"],
+    ),
     "record of an unknown collection": (
         """
         resources:

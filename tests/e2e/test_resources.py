@@ -58,6 +58,8 @@ tools:
      text: "Hello from the shelf."}}
   - {{name: tiny, uri: "test://tiny", description: A text over its limit when read., mime_type: text/plain,
      function: "shelf_functions:too_long", max_bytes: 8}}
+  - {{name: loud, uri_template: "test://loud/{{word}}", description: A word said a hundred times.,
+     mime_type: text/plain, text: "{{{{ word * 100 }}}}", max_bytes: 16}}
   - name: data
     uri_template: "test://template/{{id}}/data"
     description: JSON made from the URI's id.
@@ -118,6 +120,7 @@ def test_the_build_writes_both_list_answers_and_how_each_is_read(shelf: Path) ->
     ]
     assert listing["resources"][0]["size"] == len(GUIDE.encode())
     assert [t["uriTemplate"] for t in listing["resourceTemplates"]] == [
+        "test://loud/{word}",
         "test://template/{id}/data",
         "country://{code}",
         "echo://{word}",
@@ -154,6 +157,7 @@ async def check_resources(client: Client) -> None:
     ]
     templates = await client.list_resource_templates()
     assert [t.uri_template for t in templates.resource_templates] == [
+        "test://loud/{word}",
         "test://template/{id}/data",
         "country://{code}",
         "echo://{word}",
@@ -182,6 +186,10 @@ async def check_resources(client: Client) -> None:
     with pytest.raises(MCPError) as raised:
         await client.read_resource("test://tiny")
     assert "max_bytes of 8" in raised.value.error.message
+    # a text template stops rendering past its max_bytes (a loop cannot fill memory first)
+    with pytest.raises(MCPError) as raised:
+        await client.read_resource("test://loud/shout")
+    assert "max_bytes of 16" in raised.value.error.message
 
 
 async def test_every_kind_over_stdio(shelf: Path) -> None:
@@ -237,7 +245,12 @@ async def test_lists_page_with_cursors(shelf: Path) -> None:
         "test://static-text",
         "test://tiny",
     ]
-    assert templates == ["test://template/{id}/data", "country://{code}", "echo://{word}"]
+    assert templates == [
+        "test://loud/{word}",
+        "test://template/{id}/data",
+        "country://{code}",
+        "echo://{word}",
+    ]
 
 
 async def test_subscribing_to_an_unknown_uri_is_refused(shelf: Path) -> None:
