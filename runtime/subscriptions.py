@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
 import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
@@ -122,11 +123,12 @@ class Subscriptions:
         store = _store(self.settings)
         if store is None:
             return
-        seen = _states(store, self._watched)
+        # The pointer is a file, or one GET on object storage (data_dir s3://...): read off the loop.
+        seen = await anyio.to_thread.run_sync(_states, store, self._watched)
         while self._wanted():
             await asyncio.sleep(self.poll_seconds)
             try:
-                now = _states(store, self._watched)
+                now = await anyio.to_thread.run_sync(_states, store, self._watched)
             except Exception as err:  # a pointer mid-replace or unreadable: look again later
                 logger.warning("resource subscriptions: cannot read the records store: %s", err)
                 continue
