@@ -1024,12 +1024,12 @@ def _keys(args: argparse.Namespace) -> int:
 
 def _docs(args: argparse.Namespace) -> int:
     from .build import build, report_diagnostics
-    from .docs.site import DocsUsageError, check_out, out_folder, select, site_files, write_site
+    from .docs.site import DocsUsageError, check_out, out_folder, select, site_files, spec_paths, write_site
 
     out = out_folder(args.project, args.out)
     try:
         check_out(out)
-        output = build(args.project)
+        output = build(args.project, spec_paths(args.project, args.servers))
         if report_diagnostics(output.diagnostics, "docs", "the site is left as it was"):
             return EXIT_FAILED
         servers = select(output.servers, args.servers)

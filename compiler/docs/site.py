@@ -11,6 +11,8 @@ from pathlib import Path
 
 from ..files import replace_tree
 from ..ir import ServerIR
+from ..spec.discover import discover_specs
+from ..spec.load import load_spec
 from ..suggest import did_you_mean
 from .model import server_doc
 from .render import MARKER, render_site
@@ -38,15 +40,38 @@ def check_out(out: Path) -> None:
         )
 
 
+def spec_paths(project: Path, asked: Sequence[str]) -> list[Path]:
+    """The specs to build: those that define the servers asked for, or all of them when none is
+    asked or when a spec cannot be read far enough to know its name (the build then reports
+    it). An unknown name is a DocsUsageError, said before anything is compiled."""
+    paths = discover_specs(project / "specs")
+    if not asked:
+        return paths
+    names: dict[str, Path] = {}
+    for path in paths:
+        loaded = load_spec(path).value
+        if loaded is None:
+            return paths
+        names.setdefault(loaded.server.server.name, path)
+    for name in asked:
+        if name not in names:
+            raise DocsUsageError(_unknown(name, names))
+    return sorted({names[name] for name in asked})
+
+
+def _unknown(name: str, known: Iterable[str]) -> str:
+    known = sorted(known)
+    hint = did_you_mean(name, known)
+    return f"no server {name!r}{': ' + hint if hint else ''} (known: {', '.join(known) or 'none'})"
+
+
 def select(servers: Sequence[ServerIR], asked: Iterable[str]) -> list[ServerIR]:
     """The servers asked for by name (all when none is), or DocsUsageError naming the known ones."""
     asked = list(dict.fromkeys(asked))
     by_name = {server.name: server for server in servers}
     for name in asked:
         if name not in by_name:
-            known = ", ".join(sorted(by_name)) or "none"
-            hint = did_you_mean(name, sorted(by_name))
-            raise DocsUsageError(f"no server {name!r}{': ' + hint if hint else ''} (known: {known})")
+            raise DocsUsageError(_unknown(name, by_name))
     chosen = [by_name[name] for name in asked] if asked else list(servers)
     return sorted(chosen, key=lambda s: s.name)
 

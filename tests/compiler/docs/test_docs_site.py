@@ -160,3 +160,39 @@ def test_named_servers_only(tmp_path: Path) -> None:
     assert folders == ["assets", "countries-sqlite", "dot-harness"]
     index = (tmp_path / "out/index.html").read_text()
     assert 'href="countries-sqlite/index.html"' in index and "lynx-mcp" not in index
+
+
+def test_a_killed_run_leaves_the_old_site_or_the_new_one(project: Path) -> None:
+    """`lynxc docs` killed after each kind of write (tests/compiler/test_crash_safety.py's
+    CRASH_AT): the site is always one whole site, and the next run clears what was left."""
+    from tests.compiler.test_crash_safety import (
+        crash_command,
+        kill_points,
+        lynxc_code,
+        run_crashing,
+        write_operations,
+    )
+
+    spec = project / "specs/shop.yaml"
+    texts = {"a": spec.read_text(), "b": spec.read_text().replace("Items per page.", "Items on a page.")}
+    sites = {}
+    for variant in ("b", "a"):
+        spec.write_text(texts[variant])
+        assert lynxc(project, "docs").returncode == 0
+        sites[variant] = tree_bytes(project / "site")
+    assert sites["a"] != sites["b"]
+    command = crash_command(lynxc_code(), "--project", str(project), "docs")
+    spec.write_text(texts["b"])
+    total = write_operations(command)
+    outcomes = set()
+    for point in kill_points(total, 8, seed=3):
+        spec.write_text(texts["a"])
+        assert lynxc(project, "docs").returncode == 0  # from site a, also clearing the last kill's leftovers
+        assert not [p for p in project.iterdir() if p.name.startswith(".site")]
+        spec.write_text(texts["b"])
+        done = run_crashing(command, point)
+        site = tree_bytes(project / "site")
+        assert site in (sites["a"], sites["b"]), f"a mixed site after a kill at write {point} of {total}"
+        outcomes.add("b" if site == sites["b"] else "a")
+        assert done.returncode != 0 or site == sites["b"]
+    assert outcomes == {"a", "b"}
