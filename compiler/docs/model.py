@@ -49,7 +49,12 @@ _BOUNDS = (
     ("multipleOf", "multiple of"),
 )
 _CAP_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
-_SECRET_NAME = re.compile(r"(secret|password|passwd|token|credential|private_key|api_key$)", re.IGNORECASE)
+# A setting name whose words say it holds a secret: `api_token`, `client_secret`, `brave_api_key`
+# (not `max_tokens`, not `sort_key`).
+_SECRET_NAME = re.compile(
+    r"(^|[_-])(secret|password|passwd|token|credentials?|(api|private|access|secret)[_-]?key)($|[_-])",
+    re.IGNORECASE,
+)
 _SECRET_AUTH_KEYS = {"token", "value", "password", "client_secret"}
 _RENAMED = re.compile(r"renamed to '([^']+)'")
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -394,7 +399,8 @@ def type_text(node: Any) -> str:
         return "any"
     for key in ("anyOf", "oneOf"):
         if isinstance(node.get(key), list):
-            return clip(" | ".join(type_text(sub) for sub in node[key]), MAX_VALUE)
+            parts = dict.fromkeys(type_text(sub) for sub in node[key])
+            return clip(" | ".join(parts), MAX_VALUE)
     if "$ref" in node:
         return f"$ref {str(node['$ref']).rsplit('/', 1)[-1]}"
     kind = node.get("type")
@@ -402,7 +408,10 @@ def type_text(node: Any) -> str:
         return " | ".join(map(str, kind))
     if kind == "array":
         items = node.get("items")
-        return f"array of {type_text(items)}" if isinstance(items, dict) else "array"
+        if not isinstance(items, dict):
+            return "array"
+        inner = type_text(items)
+        return f"array of ({inner})" if " | " in inner else f"array of {inner}"
     if kind is None:
         if "enum" in node:
             return "enum"
@@ -445,29 +454,55 @@ def _quoted_caps(node: dict[str, Any], caps: tuple[CapIR, ...]) -> tuple[str, ..
     return tuple(f"{cap.name} = {cap.value}" for cap in caps if cap.value in limits)
 
 
-def _tree(name: str, node: Any, required: bool, budget: list[int], depth: int = 0) -> TreeNode:
-    """The output schema as a tree of named nodes, bounded in depth and size."""
-    budget[0] += 1
+def _resolve(node: Any, root: dict[str, Any], seen: frozenset[str]) -> tuple[dict[str, Any], frozenset[str]]:
+    """A node with its local `$ref` (`#/$defs/Hit`) read in, unless the ref is already being
+    shown above it (a recursive schema stops there)."""
     node = node if isinstance(node, dict) else {}
+    ref = node.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/") or ref in seen:
+        return node, seen
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target.get(part) if isinstance(target, dict) else None
+    if not isinstance(target, dict):
+        return node, seen
+    return {**target, **{k: v for k, v in node.items() if k != "$ref"}}, seen | {ref}
+
+
+def _tree(
+    name: str,
+    node: Any,
+    required: bool,
+    budget: list[int],
+    depth: int = 0,
+    root: dict[str, Any] | None = None,
+    seen: frozenset[str] = frozenset(),
+) -> TreeNode:
+    """The output schema as a tree of named nodes, local $refs read in, bounded in depth and
+    size."""
+    budget[0] += 1
+    root = root if root is not None else (node if isinstance(node, dict) else {})
+    shown = type_text(node)
+    node, seen = _resolve(node, root, seen)
     children: list[TreeNode] = []
     if depth < MAX_TREE_DEPTH and budget[0] < MAX_TREE_NODES:
         for variant in _variants(node):
-            target = variant
-            if variant.get("type") == "array" and isinstance(variant.get("items"), dict):
-                target = variant["items"]
+            target, inner = _resolve(variant, root, seen)
+            if target.get("type") == "array" and isinstance(target.get("items"), dict):
+                target, inner = _resolve(target["items"], root, inner)
             properties = target.get("properties")
             if isinstance(properties, dict):
                 needed = set(target.get("required") or ())
                 for key, sub in properties.items():
                     if budget[0] >= MAX_TREE_NODES:
                         break
-                    children.append(_tree(str(key), sub, key in needed, budget, depth + 1))
+                    children.append(_tree(str(key), sub, key in needed, budget, depth + 1, root, inner))
     return TreeNode(
         name=clip(name, MAX_VALUE),
-        type=type_text(node),
+        type=shown if "$ref" in shown else type_text(node),
         required=required,
         description=clip(str(node.get("description") or "")),
-        bounds=bounds(node),
+        bounds=bounds(node) + tuple(f"one of: {', '.join(values)}" for values in [_enum(node)] if values),
         children=tuple(children),
     )
 
