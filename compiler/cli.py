@@ -1032,6 +1032,9 @@ def _docs(args: argparse.Namespace) -> int:
         output = build(args.project, spec_paths(args.project, args.servers))
         if report_diagnostics(output.diagnostics, "docs", "the site is left as it was"):
             return EXIT_FAILED
+        if not output.names:
+            print("lynxc docs: no specs found (looked in specs/)", file=sys.stderr)
+            return EXIT_FAILED
         servers = select(output.servers, args.servers)
         files = site_files(args.project, servers)
         write_site(out, files)

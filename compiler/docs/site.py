@@ -31,7 +31,9 @@ def out_folder(project: Path, out: Path | None) -> Path:
 def check_out(out: Path) -> None:
     """Refuse a target that is not a site lynxc wrote: a file, or a non-empty folder with no
     marker."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
+    if out.is_symlink():
+        raise DocsUsageError(f"{out} is a symbolic link; give --out the folder itself")
+    if out.exists() and not out.is_dir():
         raise DocsUsageError(f"{out} is not a folder; give --out a folder for the site")
     if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
         raise DocsUsageError(

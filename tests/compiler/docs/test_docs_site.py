@@ -196,3 +196,16 @@ def test_a_killed_run_leaves_the_old_site_or_the_new_one(project: Path) -> None:
         outcomes.add("b" if site == sites["b"] else "a")
         assert done.returncode != 0 or site == sites["b"]
     assert outcomes == {"a", "b"}
+
+
+def test_no_specs_or_an_out_that_is_not_a_folder_are_said_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    done = lynxc(tmp_path, "docs")
+    assert (done.returncode, done.stderr) == (1, "lynxc docs: no specs found (looked in specs/)\n")
+    assert not (tmp_path / "site").exists()
+    (tmp_path / "file").write_text("x")
+    done = lynxc(tmp_path, "docs", "--out", str(tmp_path / "file"))
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1) and "is not a folder" in done.stderr
+    (tmp_path / "link").symlink_to(tmp_path / "specs")
+    done = lynxc(tmp_path, "docs", "--out", str(tmp_path / "link"))
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1) and "symbolic link" in done.stderr
