@@ -22,6 +22,11 @@ FIXTURES = (browser_page, chromium)  # used by name in the tests' arguments
 pytestmark = pytest.mark.browser
 
 WORD = re.compile(r"[A-Za-z]{6,}")
+# The focused element's outline style: what shows where the keyboard is.
+OUTLINE = """() => {
+  const e = document.activeElement;
+  return !e || e === document.body ? "left the page" : getComputedStyle(e).outlineStyle;
+}"""
 OPEN_ALL = "document.querySelectorAll('details').forEach(d => { d.open = true; })"
 
 
@@ -152,12 +157,15 @@ def test_no_horizontal_page_scroll_at_375_px(site: Path, phone: Any) -> None:
 def test_tab_reaches_the_skip_link_the_search_box_and_the_links(site: Path, browser_page: Any) -> None:
     browser_page.goto(url(site, "index.html"))
     reached = []
+    outlines = set()
     for _ in range(40):
         browser_page.keyboard.press("Tab")
+        outlines.add(browser_page.evaluate(OUTLINE))
         reached.append(
             browser_page.evaluate("document.activeElement.id || document.activeElement.getAttribute('href')")
         )
     assert reached[0] == "#main"  # the skip link first
+    assert outlines - {"left the page"} == {"solid"}  # the focus is visible on all Tab reaches
     assert "search" in reached
     for server in SERVERS[:3]:
         assert f"{server}/index.html" in reached
