@@ -277,6 +277,7 @@ def server_doc(server: ServerIR, project: Path) -> ServerDoc:
             )
         )
     tools = tuple(_tool(tool, scores.get(tool.name), examples.get(tool.name, [])) for tool in server.tools)
+    root = project.resolve()
     tool_names = {tool.name for tool in server.tools}
     releases, _ = load_releases(project, server.name)
     changelog = build_changelog(server, wire, releases)
@@ -288,7 +289,7 @@ def server_doc(server: ServerIR, project: Path) -> ServerDoc:
         description=clip(_first_line(server.instructions or ""), 300),
         instructions=sections,
         tools=tools,
-        statements=_statements(server),
+        statements=_statements(server, root),
         collections=tuple(_collection(c) for c in server.collections),
         prompts=tuple(_prompt(p.wire_json) for p in server.prompts),
         resources=tuple(_resource(r.wire_json, r.templated) for r in server.mcp_resources),
@@ -515,7 +516,14 @@ def _column_type(type_json: str) -> str:
     return clip(str(parsed.get("sql") or parsed.get("id") or type_json), MAX_VALUE)
 
 
-def _statements(server: ServerIR) -> tuple[Statement, ...]:
+def _project_path(name: str, root: Path) -> str:
+    """A spec file named relative to the project, as the generated headers name it: the same
+    site wherever `lynxc docs` runs from. A file outside the project shows its name alone."""
+    path = Path(name).resolve()
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+
+
+def _statements(server: ServerIR, root: Path) -> tuple[Statement, ...]:
     if server.sql is None:
         return ()
     out = []
@@ -535,7 +543,7 @@ def _statements(server: ServerIR) -> tuple[Statement, ...]:
                 result=tool.result,
                 max_rows=tool.max_rows,
                 read_only=tool.read_only,
-                source=tool.source,
+                source=_project_path(tool.source, root) if tool.source.endswith(".sql") else "",
             )
         )
     return tuple(out)

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.compiler.docs.project import HOSTILE_CODE, SECRET_DEFAULT, lynxc, make_shop, write_spec
-from tests.conftest import ROOT
+from tests.conftest import LYNXC, ROOT
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:
@@ -209,3 +211,16 @@ def test_no_specs_or_an_out_that_is_not_a_folder_are_said_in_one_line(tmp_path: 
     (tmp_path / "link").symlink_to(tmp_path / "specs")
     done = lynxc(tmp_path, "docs", "--out", str(tmp_path / "link"))
     assert (done.returncode, done.stderr.count("\n")) == (2, 1) and "symbolic link" in done.stderr
+
+
+def test_the_site_is_the_same_from_any_working_folder(tmp_path: Path) -> None:
+    """Spec files are named relative to the project (pagila's statements live in .sql files)."""
+    sites = []
+    for cwd, out in ((ROOT, "here"), (tmp_path, "there")):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [LYNXC, "--project", str(ROOT), "docs", "pagila", "--out", str(tmp_path / out)]
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        sites.append(tree_bytes(tmp_path / out))
+    assert sites[0] == sites[1]
+    assert b"from <code>specs/pagila/sql/" in sites[0]["pagila/index.html"]
