@@ -556,6 +556,8 @@ def _field(item: Any) -> Field:
     kind = item.type
     if item.items is not None:
         kind = f"{kind} of {item.items.type}"
+        if item.items.to:
+            kind = f"{kind} → {item.items.to}"
     if item.to:
         kind = f"{kind} → {item.to}"
     return Field(
