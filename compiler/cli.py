@@ -317,6 +317,23 @@ def _parser() -> argparse.ArgumentParser:
     openapi.add_argument("--force", action="store_true", help="replace specs/NAME/ if it exists")
     openapi.set_defaults(run=_import_openapi)
 
+    docs = verbs.add_parser(
+        "docs",
+        help="write a static documentation site of the servers (default: site/)",
+        description=(
+            "Build the servers' specs and write a static HTML site: an index with a tool search, one "
+            "page per server (tools, parameters, output schemas, examples, lint scores, declared data, "
+            "prompts, resources, settings) and its changelog. The site is swapped in whole; a folder "
+            "not written by `lynxc docs` is never replaced. Exit codes: 0 written, 1 the specs do not "
+            "build (the old site is left as it was), 2 a usage error."
+        ),
+    )
+    docs.add_argument("servers", nargs="*", metavar="SERVER", help="only these servers (default: all)")
+    docs.add_argument(
+        "--out", type=Path, metavar="DIR", help="where the site goes (default: site/ in the project)"
+    )
+    docs.set_defaults(run=_docs)
+
     rules = verbs.add_parser("rules", help="list the rule catalogue")
     rules.set_defaults(run=_rules)
     return parser
@@ -1003,6 +1020,29 @@ def _keys(args: argparse.Namespace) -> int:
     from .keys import run_keys
 
     return run_keys(args)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from .build import build, report_diagnostics
+    from .docs.site import DocsUsageError, check_out, out_folder, select, site_files, spec_paths, write_site
+
+    out = out_folder(args.project, args.out)
+    try:
+        check_out(out)
+        output = build(args.project, spec_paths(args.project, args.servers))
+        if report_diagnostics(output.diagnostics, "docs", "the site is left as it was"):
+            return EXIT_FAILED
+        if not output.names:
+            print("lynxc docs: no specs found (looked in specs/)", file=sys.stderr)
+            return EXIT_FAILED
+        servers = select(output.servers, args.servers)
+        files = site_files(args.project, servers)
+        write_site(out, files)
+    except DocsUsageError as err:
+        print(f"lynxc docs: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"lynxc docs: {len(servers)} server(s), {len(files)} files written to {out}")
+    return EXIT_OK
 
 
 def _rules(args: argparse.Namespace) -> int:

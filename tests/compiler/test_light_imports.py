@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,22 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
 """
     )
     assert seen["heavy"] == []
+
+
+def test_docs_reads_compile_results_without_the_runtime_or_the_sdk(tmp_path: Path) -> None:
+    """`lynxc docs` builds, lints and reviews: the servers without SQL load none of the runtime's
+    heavy libraries, and the site of every server never loads the MCP SDK."""
+    servers = ["agent-tool", "dot-harness", "lynx-mcp", "foxnose-knowledge", "groundhog"]
+    for names, allowed in ((servers, set()), ([], {"duckdb", "psycopg", "pglast"})):
+        argv = ["docs", *names, "--out", str(tmp_path / f"site{len(names)}")]
+        seen = loaded_after(
+            f"""
+import contextlib, io
+from lynxc.compiler.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main({argv!r})
+"""
+        )
+        assert set(seen["heavy"]) <= allowed, names
+        assert "lynxc.compiler.docs.render" in seen["modules"]  # the site was made
+        assert (tmp_path / f"site{len(names)}" / "index.html").is_file()
