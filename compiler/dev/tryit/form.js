@@ -259,7 +259,8 @@ class ScalarField extends Field {
     }
   }
 
-  set(value) {
+  set(value, strict = false) {
+    if (strict && !fits(this.schema, this.nullable, value)) return false;
     if (value === null) {
       if (!this.nullable) return false;
       this.setNull(true);
@@ -317,7 +318,8 @@ class JsonField extends Field {
     }
   }
 
-  set(value) {
+  set(value, strict = false) {
+    if (strict && !fits(this.schema, this.nullable, value)) return false;
     this.input.value = jsonText(value);
     return true;
   }
@@ -372,7 +374,7 @@ class ObjectField extends Field {
     return value;
   }
 
-  set(value) {
+  set(value, strict = false) {
     if (value === null) {
       if (!this.nullable) return false;
       this.setNull(true);
@@ -381,7 +383,7 @@ class ObjectField extends Field {
     if (!isObject(value)) return false;
     if (this.nullBox && this.nullBox.checked) this.setNull(false);
     for (const [key, child] of this.children) {
-      if (key in value) child.set(value[key]);
+      if (key in value) child.set(value[key], strict);
     }
     return true;
   }
@@ -456,13 +458,14 @@ class ArrayField extends Field {
     return values.length || this.required ? values : undefined;
   }
 
-  set(value) {
+  set(value, strict = false) {
     if (value === null) {
       if (!this.nullable) return false;
       this.setNull(true);
       return true;
     }
     if (!Array.isArray(value)) return false;
+    if (strict && !fits(this.schema, this.nullable, value)) return false;
     if (this.nullBox && this.nullBox.checked) this.setNull(false);
     this.clear();
     for (const item of value.slice(0, 500)) this.add(item);
@@ -481,6 +484,16 @@ function buildField(form, path, rawSchema, label, { required = false, item = fal
     return new ScalarField(form, path, schema, label, options, "boolean-select");
   }
   return new ScalarField(form, path, schema, label, options, kind);
+}
+
+// Whether `value` is valid for a field's own schema (after a rebuild, only such values are kept).
+function fits(schema, nullable, value) {
+  if (value === null) return nullable;
+  try {
+    return new Validator(schema, "2020-12", true).validate(value).valid;
+  } catch {
+    return false;
+  }
 }
 
 // Whether the form can express this schema at its top (an object); else raw JSON only.
@@ -629,7 +642,7 @@ export function renderForm(schema, container, { idPrefix = "arg" } = {}) {
   container.append(root.node);
   form.root = root;
   form.read = () => root.get();
-  form.set = (values) => root.set(values);
+  form.set = (values, { strict = false } = {}) => root.set(values, strict);
   form.check = () => validate(schema, root.get());
   form.showProblems = (problems) => {
     const byField = new Map();

@@ -144,8 +144,9 @@ function renderArguments(values) {
   const formRadio = document.querySelector('input[name="mode"][value="form"]');
   formRadio.disabled = !expressible;
   if (values !== undefined) {
-    if (expressible) page.form.set(values);
-    $("json-arguments").value = JSON.stringify(values, null, 2);
+    // After a rebuild: the values that still fit the tool's new schema, defaults for the rest.
+    if (expressible) page.form.set(values, { strict: true });
+    $("json-arguments").value = JSON.stringify(expressible ? page.form.read() || {} : values, null, 2);
   } else {
     $("json-arguments").value = JSON.stringify(page.form.read() || {}, null, 2);
   }
