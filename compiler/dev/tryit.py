@@ -56,7 +56,9 @@ def tryit_routes(servers: Iterable[str]) -> list[Any]:
 
     names = list(servers)
     env = Environment(
-        loader=FileSystemLoader(ASSETS), autoescape=select_autoescape(default=True), keep_trailing_newline=True
+        loader=FileSystemLoader(ASSETS),
+        autoescape=select_autoescape(default=True),
+        keep_trailing_newline=True,
     )
     files = asset_files()
     cached: dict[str, bytes] = {}

@@ -125,12 +125,12 @@ NEW_TOOL = """\
         weather: {type: string}
 """
 
-NEW_BACKEND = '''
+NEW_BACKEND = """
 
 @backend(params={"city"})
 async def weather(params, ctx):
     return {"weather": "sunny"}
-'''
+"""
 
 
 def make_project(root: Path) -> Path:
@@ -178,10 +178,14 @@ def open_page(page: Any, base: str) -> list[str]:
 
 
 def only_loopback(requests: list[str]) -> list[str]:
-    return [url for url in requests if urlsplit(url).hostname not in ("127.0.0.1", "localhost") and url != "data:,"]
+    return [
+        url
+        for url in requests
+        if urlsplit(url).hostname not in ("127.0.0.1", "localhost") and url != "data:,"
+    ]
 
 
-def test_form_refuses_out_of_bounds_then_calls_and_shows_result_and_progress(browser_page: Any, served: str):
+def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served: str):  # noqa: F811
     page = browser_page
     calls = open_page(page, served)
     assert page.inner_text("h1") == "Try trip"
@@ -240,7 +244,7 @@ def test_form_refuses_out_of_bounds_then_calls_and_shows_result_and_progress(bro
     assert only_loopback(page.requests) == []
 
 
-def test_tool_error_and_protocol_error_show(browser_page: Any, served: str):
+def test_tool_error_and_protocol_error_show(browser_page: Any, served: str):  # noqa: F811 (the fixture)
     page = browser_page
     calls = open_page(page, served)
     page.get_by_label("city").select_option("atlantis")
@@ -262,9 +266,7 @@ def test_tool_error_and_protocol_error_show(browser_page: Any, served: str):
 
     # A JSON-RPC error: the server's answer to a call the page's own check cannot catch (a tool
     # that went away between listing and calling), shown with its code and message.
-    page.evaluate(
-        "() => { const p = window.lynxcTryIt.page; p.tool = {...p.tool, name: 'gone_tool'}; }"
-    )
+    page.evaluate("() => { const p = window.lynxcTryIt.page; p.tool = {...p.tool, name: 'gone_tool'}; }")
     box.fill('{"city": "rome"}')
     page.get_by_role("button", name="Call tool").click()
     page.wait_for_selector("#result .status.error", timeout=DEADLINE_MS)
@@ -276,7 +278,7 @@ def test_tool_error_and_protocol_error_show(browser_page: Any, served: str):
     assert only_loopback(page.requests) == []
 
 
-def test_every_bundled_tool_gets_a_form(browser_page: Any, served: str):
+def test_every_bundled_tool_gets_a_form(browser_page: Any, served: str):  # noqa: F811 (the fixture)
     """The page's own renderer and validator over every tool the bundled servers publish."""
     page = browser_page
     open_page(page, served)
@@ -309,7 +311,7 @@ def test_every_bundled_tool_gets_a_form(browser_page: Any, served: str):
     assert page.console_errors == []
 
 
-def test_page_follows_the_build_and_keeps_the_values(browser_page: Any, tmp_path: Path):
+def test_page_follows_the_build_keeping_values(browser_page: Any, tmp_path: Path):  # noqa: F811
     root = make_project(tmp_path / "project")
     dev, base = start_dev(root)
     try:
