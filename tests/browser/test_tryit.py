@@ -209,7 +209,7 @@ def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served
     problems = page.locator("#problems")
     problems.wait_for(state="visible")
     assert "1 problem" in problems.inner_text()
-    assert "Must be at most 120." in problems.inner_text()
+    assert "travellers › item 2 › age: Must be at most 120." in problems.inner_text()
     age = page.get_by_label("age").nth(1)
     assert age.get_attribute("aria-invalid") == "true"
     described = age.get_attribute("aria-describedby").split()
@@ -310,6 +310,12 @@ def test_every_bundled_tool_gets_a_form(browser_page: Any, served: str):  # noqa
         assert item["checked"], item
     assert page.console_errors == []
 
+    page.goto(f"{served}/")  # the index of the served servers
+    page.get_by_role("link", name="trip").click()
+    page.locator('#connection[data-state="connected"]').wait_for(timeout=DEADLINE_MS)
+    assert serious_violations(page) == []
+    assert page.console_errors == []
+
 
 def test_page_follows_the_build_keeping_values(browser_page: Any, tmp_path: Path):  # noqa: F811
     root = make_project(tmp_path / "project")
@@ -342,5 +348,11 @@ def test_page_follows_the_build_keeping_values(browser_page: Any, tmp_path: Path
         assert serious_violations(page) == []
         assert page.console_errors == []
         assert only_loopback(page.requests) == []
+
+        dev.stop()  # the page says it lost the server (its failed fetches are console errors now)
+        expect(page.locator("#connection")).not_to_have_attribute(
+            "data-state", "connected", timeout=DEADLINE_MS
+        )
+        assert page.inner_text("#connection").startswith(("Reconnecting", "Disconnected"))
     finally:
         dev.stop()

@@ -207,6 +207,16 @@ function check({ quiet = false } = {}) {
   return outcome;
 }
 
+// "/travellers/1/age" -> "travellers › item 2 › age": where a field is, for the summary.
+function trail(path) {
+  return path
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((part) => (/^\d+$/.test(part) ? `item ${Number(part) + 1}` : part))
+    .join(" › ");
+}
+
 function showProblems(problems, quiet) {
   const box = $("problems");
   const placed = page.mode === "form" ? page.form.showProblems(problems) : { byField: new Map(), unplaced: problems };
@@ -220,7 +230,7 @@ function showProblems(problems, quiet) {
   box.append(el("h3", { id: "problems-heading", text: `Not sent: ${count} with the arguments` }));
   const list = el("ul");
   for (const [field, messages] of placed.byField) {
-    const link = el("a", { href: `#${field.id}`, text: field.label });
+    const link = el("a", { href: `#${field.id}`, text: trail(field.path) });
     link.addEventListener("click", (event) => {
       event.preventDefault();
       const target = field.focusTarget();
