@@ -204,6 +204,13 @@ def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served
     page.get_by_label("age").nth(1).fill("200")  # out of bounds: at most 120
     page.get_by_label("breakfast").select_option("true")
     page.get_by_label("room").select_option("double")
+    page.get_by_role("button", name="Add item to travellers").click()  # a third, then removed
+    assert page.evaluate("document.activeElement.id") == page.get_by_label("name").nth(2).get_attribute("id")
+    page.keyboard.type("Nobody")
+    page.get_by_role("button", name="Remove travellers item 3").focus()
+    page.keyboard.press("Enter")
+    assert page.get_by_label("name").count() == 2
+    page.get_by_role("checkbox", name="null").check()  # the nullable note, sent as null
 
     page.get_by_role("button", name="Call tool").click()
     problems = page.locator("#problems")
@@ -228,6 +235,7 @@ def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served
         "nights": 3,
         "travellers": [{"name": "Ada", "age": 36}, {"name": "Grace", "age": 99}],
         "options": {"breakfast": True, "room": "double"},
+        "note": None,
     }
     assert sent["_meta"]["progressToken"]
     result = page.inner_text("#result")
@@ -239,6 +247,8 @@ def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served
     assert page.locator("#progress-bar").get_attribute("max") == "2"
     assert "Done in" in page.inner_text("#result .status")  # the wall time, whatever it is
 
+    assert serious_violations(page) == []
+    page.emulate_media(color_scheme="dark")  # the dark scheme's contrast too
     assert serious_violations(page) == []
     assert page.console_errors == []
     assert only_loopback(page.requests) == []

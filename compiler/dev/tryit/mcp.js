@@ -246,6 +246,21 @@ export class McpClient {
     }
   }
 
+  // Ends the session (the page is going away): `lynxc dev` keeps idle sessions for as long as
+  // their client lives, so a reloaded page says goodbye rather than leave one behind.
+  close() {
+    this.closed = true;
+    if (this.listening) this.listening.abort();
+    this.listening = null;
+    if (!this.sessionId) return;
+    fetch(this.endpoint, {
+      method: "DELETE",
+      headers: { "Mcp-Session-Id": this.sessionId, "Mcp-Protocol-Version": this.protocolVersion },
+      keepalive: true,
+    }).catch(() => {});
+    this.sessionId = null;
+  }
+
   async listTools() {
     const tools = [];
     let cursor;

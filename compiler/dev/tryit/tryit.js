@@ -361,6 +361,7 @@ async function start() {
     if (page.shown) check({ quiet: true });
   });
   $("call-form").addEventListener("submit", call);
+  window.addEventListener("pagehide", () => page.client.close());
   try {
     const info = await page.client.connect();
     const server = info.serverInfo || {};
