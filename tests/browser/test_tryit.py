@@ -308,6 +308,7 @@ def test_every_bundled_tool_gets_a_form(browser_page: Any, served: str):  # noqa
             const checked = t.validate(tool.schema, form.read());
             box.remove();
             return {name: `${tool.server}/${tool.name}`, form: t.formCanExpress(tool.schema),
+                    json: box.querySelectorAll('.field-json').length,
                     properties: Object.keys(tool.schema.properties || {}).length,
                     fields: form.fields.size - 1, unlabelled, checked: Array.isArray(checked.problems)};
         })""",
@@ -318,12 +319,50 @@ def test_every_bundled_tool_gets_a_form(browser_page: Any, served: str):  # noqa
         assert item["fields"] >= item["properties"], item
         assert item["unlabelled"] == 0, item
         assert item["checked"], item
+        assert item["json"] == 0, item  # every bundled parameter has a real control, no JSON box
     assert page.console_errors == []
 
     page.goto(f"{served}/")  # the index of the served servers
     page.get_by_role("link", name="trip").click()
     page.locator('#connection[data-state="connected"]').wait_for(timeout=DEADLINE_MS)
     assert serious_violations(page) == []
+    assert page.console_errors == []
+
+
+def bundled_schema(server: str, tool: str) -> dict[str, Any]:
+    tools = json.loads((ROOT / "generated" / server / "tools.json").read_text())["tools"]
+    return next(item["inputSchema"] for item in tools if item["name"] == tool)
+
+
+def test_unions_and_maps_of_bundled_schemas(browser_page: Any, served: str):  # noqa: F811
+    """lynx-mcp's `source` (a name, a list of names or null) and foxnose's `parents` (a map of
+    names to text), rendered by the page and filled as a person would."""
+    page = browser_page
+    open_page(page, served)
+    render = """([schema]) => {
+        const box = document.createElement('div'); box.id = 'scratch'; document.body.append(box);
+        window.scratch = window.lynxcTryIt.renderForm(schema, box, {idPrefix: 's'}); }"""
+    read = "() => window.scratch.read()"
+    page.evaluate(render, [bundled_schema("lynx-mcp", "search")])
+    page.get_by_label("query").fill("ranking")
+    assert page.get_by_label("source: send as").evaluate("(s) => s.options[s.selectedIndex].text") == "null"
+    assert page.evaluate(read)["source"] is None  # its default
+    page.get_by_label("source: send as").select_option(label="list of text")
+    page.get_by_role("button", name="Add item to source value").click()
+    page.get_by_label("source value item 1").fill("peps")
+    assert page.evaluate(read)["source"] == ["peps"]
+    page.get_by_label("source: send as").select_option(label="text")
+    page.get_by_label("source value").fill("docs")
+    assert page.evaluate(read)["source"] == "docs"
+
+    page.evaluate("() => document.getElementById('scratch').remove()")
+    page.evaluate(render, [bundled_schema("foxnose-knowledge", "get_record")])
+    page.get_by_role("button", name="Add entry to parents").click()
+    page.get_by_label("parents entry 1 name").fill("pep")
+    page.get_by_label("parents entry 1 value").fill("8")
+    assert page.evaluate(read)["parents"] == {"pep": "8"}
+    page.get_by_role("button", name="Remove parents entry 1").click()
+    assert "parents" not in page.evaluate(read)
     assert page.console_errors == []
 
 

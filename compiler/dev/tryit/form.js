@@ -62,7 +62,12 @@ function kindOf(schema) {
   if (!isObject(schema)) return "json";
   if ("const" in schema) return "const";
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return "enum";
-  if (schema.anyOf || schema.oneOf || schema.allOf || schema.$ref || schema.not || schema.if) return "json";
+  if (schema.allOf || schema.$ref || schema.not || schema.if) return "json";
+  const alternatives = schema.anyOf || schema.oneOf;
+  if (alternatives) {
+    const usable = Array.isArray(alternatives) && alternatives.length > 1 && alternatives.every(isObject);
+    return usable && !(schema.anyOf && schema.oneOf) ? "union" : "json";
+  }
   const type = schema.type;
   if (type === "string") return "string";
   if (type === "integer" || type === "number") return "number";
@@ -74,6 +79,10 @@ function kindOf(schema) {
   if (type === "object") {
     if (isObject(schema.properties) && Object.keys(schema.properties).length) return "object";
     if (schema.additionalProperties === false) return "object"; // no member at all
+    const values = schema.additionalProperties;
+    if (isObject(values) && !isObject(schema.patternProperties) && kindOf(unwrapNullable(values).schema) !== "json") {
+      return "map"; // {name: value, ...}: rows of a key and a value
+    }
     return "json";
   }
   return "json";
@@ -473,6 +482,162 @@ class ArrayField extends Field {
   }
 }
 
+// A short name for a schema, for the choice among a union's alternatives.
+function describeSchema(schema) {
+  if (!isObject(schema)) return "any JSON";
+  if ("const" in schema) return clip(JSON.stringify(schema.const), 60);
+  if (Array.isArray(schema.enum)) return `one of ${clip(schema.enum.map((v) => JSON.stringify(v)).join(", "), 80)}`;
+  const names = { string: "text", integer: "integer", number: "number", boolean: "true or false", null: "null", object: "object" };
+  if (schema.type === "array") return `list of ${isObject(schema.items) ? describeSchema(schema.items) : "values"}`;
+  if (typeof schema.type === "string") return names[schema.type] || schema.type;
+  return clip(schema.title || "JSON value", 60);
+}
+
+// anyOf/oneOf of several alternatives: the person picks which, and fills that alternative's field.
+class UnionField extends Field {
+  constructor(form, path, schema, label, options) {
+    super(form, path, schema, label, options);
+    this.alternatives = schema.anyOf || schema.oneOf;
+    this.node = el("fieldset", { className: "field field-union" });
+    const legend = el("legend", {}, document.createTextNode(label));
+    if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
+    add(this.node, legend, this.helpNode());
+    this.choice = el("select", { id: `${this.id}-as` });
+    if (!this.required) this.choice.append(el("option", { value: "", text: "(not set)" }));
+    this.alternatives.forEach((alternative, i) => {
+      this.choice.append(el("option", { value: String(i), text: describeSchema(alternative) }));
+    });
+    this.choice.addEventListener("change", () => {
+      this.choose(this.choice.value);
+      form.changed();
+    });
+    this.slot = el("div", { className: "union-value" });
+    const chooser = el("div", { className: "field" }, el("label", { for: `${this.id}-as`, text: `${label}: send as` }), this.choice);
+    this.node.append(chooser, this.slot, this.errorNode());
+    this.inner = null;
+    if (schema.default !== undefined) this.set(schema.default);
+    else if (this.required) this.choose("0");
+  }
+
+  focusTarget() {
+    return this.choice;
+  }
+
+  choose(value) {
+    if (this.inner) this.form.forget(this.inner);
+    this.form.fields.set(this.path, this);
+    this.inner = null;
+    this.slot.replaceChildren();
+    this.choice.value = value;
+    if (value === "") return;
+    const alternative = this.alternatives[Number(value)];
+    if (isObject(alternative) && alternative.type === "null") return;
+    this.inner = buildField(this.form, this.path, alternative, `${this.label} value`, { required: true, item: true });
+    this.slot.append(this.inner.node);
+  }
+
+  get() {
+    if (this.choice.value === "") return undefined;
+    const alternative = this.alternatives[Number(this.choice.value)];
+    if (isObject(alternative) && alternative.type === "null") return null;
+    return this.inner ? this.inner.get() : undefined;
+  }
+
+  set(value) {
+    const index = this.alternatives.findIndex((alternative) => fits(alternative, false, value));
+    if (index < 0) return false;
+    this.choose(String(index));
+    if (this.inner) this.inner.set(value);
+    return true;
+  }
+}
+
+// An object of free names (additionalProperties: a schema): rows of a name and a value.
+class MapField extends Field {
+  constructor(form, path, schema, label, options) {
+    super(form, path, schema, label, options);
+    this.rows = [];
+    this.node = el("fieldset", { className: "field field-map" });
+    const legend = el("legend", {}, document.createTextNode(label));
+    if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
+    add(this.node, legend, this.helpNode());
+    const sw = this.nullSwitch((on) => {
+      this.list.hidden = on;
+      this.addButton.hidden = on;
+    });
+    if (sw) this.node.append(sw);
+    this.list = el("ol", { className: "items" });
+    this.addButton = el("button", { type: "button", className: "add", text: `Add entry to ${label}` });
+    this.addButton.addEventListener("click", () => {
+      const row = this.add();
+      row.key.focus();
+      form.changed();
+    });
+    this.node.append(this.list, this.addButton, this.errorNode());
+    if (isObject(schema.default)) this.set(schema.default);
+  }
+
+  focusTarget() {
+    return this.node.querySelector("input, select, textarea, button");
+  }
+
+  add(name = "", value) {
+    const n = this.rows.length + 1;
+    const keyId = `${this.id}-key-${n}`;
+    const key = el("input", { type: "text", id: keyId, spellcheck: "false", autocomplete: "off" });
+    key.value = name;
+    key.addEventListener("input", () => this.form.changed());
+    const keyField = el("div", { className: "field" }, el("label", { for: keyId, className: "field-label", text: `${this.label} entry ${n} name` }), key);
+    // The value's field sits under a path no problem names: problems inside show on the map.
+    const field = buildField(this.form, `${this.path}/#${n}`, this.schema.additionalProperties, `${this.label} entry ${n} value`, {
+      required: true,
+      item: true,
+    });
+    const remove = el("button", { type: "button", className: "remove", text: `Remove ${this.label} entry ${n}` });
+    const li = el("li", {}, keyField, field.node, remove);
+    const row = { key, field, li };
+    remove.addEventListener("click", () => {
+      const kept = Object.fromEntries(this.rows.filter((other) => other !== row).map((other) => [other.key.value, other.field.get()]));
+      this.set(kept);
+      this.addButton.focus();
+      this.form.changed();
+    });
+    this.rows.push(row);
+    this.list.append(li);
+    if (value !== undefined) field.set(value);
+    return row;
+  }
+
+  get() {
+    if (this.isNull()) return null;
+    const value = {};
+    for (const row of this.rows) {
+      if (row.key.value === "") continue;
+      const v = row.field.get();
+      value[row.key.value] = v === undefined ? null : v;
+    }
+    return Object.keys(value).length || this.required ? value : undefined;
+  }
+
+  set(value, strict = false) {
+    if (value === null) {
+      if (!this.nullable) return false;
+      this.setNull(true);
+      return true;
+    }
+    if (!isObject(value)) return false;
+    if (strict && !fits(this.schema, this.nullable, value)) return false;
+    if (this.nullBox && this.nullBox.checked) this.setNull(false);
+    for (const row of this.rows) {
+      this.form.forget(row.field);
+      row.li.remove();
+    }
+    this.rows = [];
+    for (const [name, item] of Object.entries(value).slice(0, 500)) this.add(name, item);
+    return true;
+  }
+}
+
 function buildField(form, path, rawSchema, label, { required = false, item = false } = {}) {
   const { schema, nullable } = unwrapNullable(rawSchema === true ? {} : rawSchema);
   const options = { required, nullable, item };
@@ -480,6 +645,8 @@ function buildField(form, path, rawSchema, label, { required = false, item = fal
   if (kind === "object") return new ObjectField(form, path, schema, label, options);
   if (kind === "array") return new ArrayField(form, path, schema, label, options);
   if (kind === "json") return new JsonField(form, path, schema, label, options);
+  if (kind === "union") return new UnionField(form, path, rawSchema, label, { required, item });
+  if (kind === "map") return new MapField(form, path, schema, label, options);
   if (kind === "boolean" && !required && schema.default === undefined) {
     return new ScalarField(form, path, schema, label, options, "boolean-select");
   }
@@ -488,7 +655,7 @@ function buildField(form, path, rawSchema, label, { required = false, item = fal
 
 // Whether `value` is valid for a field's own schema (after a rebuild, only such values are kept).
 function fits(schema, nullable, value) {
-  if (value === null) return nullable;
+  if (value === null && nullable) return true;
   try {
     return new Validator(schema, "2020-12", true).validate(value).valid;
   } catch {
@@ -530,13 +697,13 @@ function friendly(error, schema) {
     case "exclusiveMaximum":
       return `Must be less than ${at.exclusiveMaximum}.`;
     case "minLength":
-      return `Must be at least ${at.minLength} characters long.`;
+      return at.minLength === 1 ? "Must not be empty." : `Must be at least ${at.minLength} characters long.`;
     case "maxLength":
-      return `Must be at most ${at.maxLength} characters long.`;
+      return `Must be at most ${at.maxLength} character${at.maxLength === 1 ? "" : "s"} long.`;
     case "minItems":
-      return `Needs at least ${at.minItems} items.`;
+      return `Needs at least ${at.minItems} item${at.minItems === 1 ? "" : "s"}.`;
     case "maxItems":
-      return `Takes at most ${at.maxItems} items.`;
+      return `Takes at most ${at.maxItems} item${at.maxItems === 1 ? "" : "s"}.`;
     case "pattern":
       return `Must match the pattern ${clip(at.pattern, 200)}.`;
     case "enum":
