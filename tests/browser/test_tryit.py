@@ -403,5 +403,12 @@ def test_page_follows_the_build_keeping_values(browser_page: Any, tmp_path: Path
             "data-state", "connected", timeout=DEADLINE_MS
         )
         assert page.inner_text("#connection").startswith(("Reconnecting", "Disconnected"))
+
+        # A new `lynxc dev` on the same port: the page opens a new session and lists again.
+        spec.write_text(spec.read_text().replace("Weather of a city", "Weather of any city"))
+        dev = DevProcess(root, "--transport", "http", "--port", str(urlsplit(base).port))
+        dev.wait_for("watching for changes")
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected", timeout=DEADLINE_MS)
+        expect(page.locator("#tool-heading")).to_have_text("Weather of any city", timeout=DEADLINE_MS)
     finally:
         dev.stop()
