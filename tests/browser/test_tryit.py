@@ -210,7 +210,7 @@ def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served
     page.get_by_role("button", name="Remove travellers item 3").focus()
     page.keyboard.press("Enter")
     assert page.get_by_label("name").count() == 2
-    page.get_by_role("checkbox", name="null").check()  # the nullable note, sent as null
+    page.get_by_role("checkbox", name="note: null").check()  # the nullable note, sent as null
 
     page.get_by_role("button", name="Call tool").click()
     problems = page.locator("#problems")

@@ -99,8 +99,9 @@ function hints(schema) {
   range(schema.minimum, schema.maximum, "");
   if (schema.exclusiveMinimum !== undefined) out.push(`more than ${schema.exclusiveMinimum}`);
   if (schema.exclusiveMaximum !== undefined) out.push(`less than ${schema.exclusiveMaximum}`);
-  range(schema.minLength, schema.maxLength, " characters");
-  range(schema.minItems, schema.maxItems, " items");
+  const plural = (word, n) => (n === 1 ? word : `${word}s`);
+  range(schema.minLength, schema.maxLength, ` ${plural("character", schema.maxLength ?? schema.minLength)}`);
+  range(schema.minItems, schema.maxItems, ` ${plural("item", schema.maxItems ?? schema.minItems)}`);
   if (schema.pattern) out.push(`matches ${clip(schema.pattern, 200)}`);
   if (schema.format) out.push(`format ${clip(schema.format, 100)}`);
   if (schema.default !== undefined) out.push(`default ${clip(JSON.stringify(schema.default), 200)}`);
@@ -182,7 +183,8 @@ class Field {
   // A "null" switch for a nullable field: when checked, the value is null.
   nullSwitch(onChange) {
     if (!this.nullable) return null;
-    this.nullBox = el("input", { type: "checkbox", id: `${this.id}-null` });
+    // Named with its field ("note: null"): every nullable field has one of these.
+    this.nullBox = el("input", { type: "checkbox", id: `${this.id}-null`, "aria-label": `${this.label}: null` });
     this.nullBox.addEventListener("change", () => {
       onChange(this.nullBox.checked);
       this.form.changed();
@@ -358,6 +360,7 @@ class ObjectField extends Field {
     }
     if (!root) this.node.append(this.errorNode());
     if (root && !this.children.size) this.body.append(el("p", { className: "muted", text: "This tool takes no arguments." }));
+    if (!root && (isObject(schema.default) || schema.default === null)) this.set(schema.default);
   }
 
   focusTarget() {
@@ -420,7 +423,7 @@ class ArrayField extends Field {
       form.changed();
     });
     this.node.append(this.list, this.addButton, this.errorNode());
-    if (Array.isArray(schema.default)) this.set(schema.default);
+    if (Array.isArray(schema.default) || schema.default === null) this.set(schema.default);
     else for (let i = 0; i < (schema.minItems || 0) && i < 20; i++) this.add();
   }
 
@@ -574,7 +577,7 @@ class MapField extends Field {
       form.changed();
     });
     this.node.append(this.list, this.addButton, this.errorNode());
-    if (isObject(schema.default)) this.set(schema.default);
+    if (isObject(schema.default) || schema.default === null) this.set(schema.default);
   }
 
   focusTarget() {
