@@ -12,7 +12,12 @@ def add_dev_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "servers", nargs="*", metavar="SERVER", help="servers to serve (default: every spec in specs/)"
     )
-    parser.add_argument("--transport", choices=("http", "stdio"), default="http", help="default: http")
+    parser.add_argument(
+        "--transport",
+        choices=("http", "stdio"),
+        default="http",
+        help="default: http, which also serves a try-it page per server at /SERVER/ (index at /)",
+    )
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP bind address (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument(

@@ -27,6 +27,7 @@ from anyio.abc import Process, TaskGroup
 from .children import Child, lynxc_argv
 from .front import Front
 from .spare import make_fifo, send, spare_argv
+from .tryit import tryit_routes
 from .watch import watch
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -297,15 +298,18 @@ class DevLoop:
                 if len(self.fronts) == 1:
                     routes.append(Route("/mcp", endpoint=endpoint))
                 await managers.enter_async_context(front.server.session_manager.run())
+            routes += tryit_routes(self.fronts)  # the try-it pages, after the MCP endpoints
             config = uvicorn.Config(
                 Starlette(routes=routes), host=host, port=port, log_level="warning", lifespan="off"
             )
             server = _QuietUvicorn(config)
             base = f"http://{_url_host(host)}:{port}"
             for name in self.fronts:
-                _say(f"serving {name} on {base}/{name}/mcp")
+                _say(f"serving {name} on {base}/{name}/mcp (try it: {base}/{name}/)")
             if len(self.fronts) == 1:
                 _say(f"  (also on {base}/mcp)")
+            else:
+                _say(f"  (every server's page: {base}/)")
             _say("watching for changes; Ctrl-C stops")
             try:
                 await server.serve(sockets=[listening])
