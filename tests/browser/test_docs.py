@@ -15,7 +15,7 @@ import pytest
 from lynxc.compiler.spec.discover import discover_specs
 from lynxc.compiler.spec.load import load_spec
 from tests.conftest import ROOT, lynxc_command
-from tests.fixtures.browser import browser_page, chromium, serious_violations
+from tests.fixtures.browser import browser_page, chromium, screenshot, serious_violations
 
 FIXTURES = (browser_page, chromium)  # used by name in the tests' arguments
 
@@ -132,6 +132,8 @@ def test_a_breaking_change_is_highlighted_in_words_and_style(
 @pytest.mark.parametrize("page", ["index.html", "lynx-mcp/index.html", "lynx-mcp/changelog.html"])
 def test_axe_finds_no_serious_violation(site: Path, browser_page: Any, page: str) -> None:
     browser_page.goto(url(site, page))
+    if page == "lynx-mcp/index.html":
+        screenshot(browser_page, "docs-lynx-mcp")
     browser_page.evaluate(OPEN_ALL)  # closed parts are checked too
     assert serious_violations(browser_page) == []
 

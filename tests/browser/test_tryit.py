@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import LYNXC, ROOT, free_port
 from tests.e2e.test_dev import DevProcess, edit
-from tests.fixtures.browser import browser_page, chromium, serious_violations  # noqa: F401 (fixtures)
+from tests.fixtures.browser import browser_page, chromium, screenshot, serious_violations  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 DEADLINE_MS = 60_000
@@ -246,6 +246,7 @@ def test_refuses_out_of_bounds_then_calls_and_shows_it(browser_page: Any, served
     assert "1 of 2: priced traveller 1" in result and "2 of 2: priced traveller 2" in result
     assert page.locator("#progress-bar").get_attribute("max") == "2"
     assert "Done in" in page.inner_text("#result .status")  # the wall time, whatever it is
+    screenshot(page, "tryit", full_page=True)
 
     assert serious_violations(page) == []
     page.emulate_media(color_scheme="dark")  # the dark scheme's contrast too
