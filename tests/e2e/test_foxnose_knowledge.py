@@ -1,8 +1,9 @@
 """foxnose-knowledge end to end: its own shipped data loaded with `lynxc load`, then the five
 records tools through the generated server and a real MCP client over stdio.
 
-The PEPs and countries load whole; sections only for a few PEPs, which keeps the fixture short
-without losing a case (nested ids, parents, references into `peps`). That store is embedded with
+The PEPs and countries load whole; sections only for a few PEPs, which keeps the load short
+without losing a case (nested ids, parents, references into `peps`): the run's shared store
+(tests/fixtures/foxnose_store.py), loaded once for the modules that read it. That store is embedded with
 `static`: no check on it depends on what the vectors mean. The checks that do (a search by
 meaning finds the pattern-matching PEPs; hybrid with minilm's weights) run on a second store, a
 hundred PEPs embedded with minilm, the served default (loading all 736 PEPs took 40 s of CPU
@@ -10,63 +11,31 @@ with minilm, 4 s with static)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import LYNXC, ROOT, settings_args, stdio_client
+from tests.conftest import LYNXC, stdio_client
+from tests.fixtures.foxnose_store import (  # noqa: F401  (imported from here by other modules)
+    DATA,
+    SECTION_PEPS,
+    SERVER,
+    copy_of_store,
+    load_args,
+    load_in_one_process,
+    read_jsonl,
+    write_jsonl,
+)
 
 pytestmark = pytest.mark.anyio
-
-DATA = ROOT / "specs" / "foxnose-knowledge" / "data"
-SECTION_PEPS = {1, 8, 20, 572, 634, 636}
-SERVER = "foxnose-knowledge"
-
-
-def load_args(settings: dict, resource: str, path: Path, *extra: str) -> list[str]:
-    return ["--project", str(ROOT), "load", SERVER, resource, str(path), *extra, *settings_args(settings)]
 
 
 def load(settings: dict, resource: str, path: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [LYNXC, *load_args(settings, resource, path, *extra)], capture_output=True, text=True
     )
-
-
-# `lynxc` (its console script's main) once per command line given, one after the other in one
-# process, stopping at the first that fails.
-MAIN_PER_COMMAND = """
-import json, sys
-from lynxc.compiler.cli import main
-for argv in json.loads(sys.argv[1]):
-    try:
-        main(argv)
-    except SystemExit as done:
-        if done.code:
-            raise
-"""
-
-
-def load_in_one_process(*loads: list[str]) -> subprocess.CompletedProcess:
-    """Several `lynxc load` commands (load_args) in one process: what a process costs before it
-    loads (Python, the compiler, LanceDB's import: 1.3 s of CPU) is paid once."""
-    return subprocess.run(
-        [sys.executable, "-c", MAIN_PER_COMMAND, json.dumps(loads)], capture_output=True, text=True
-    )
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines]
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 # The PEPs of the minilm store: 600 to 699 (634 and 636 among them) and 572. Over these, `static`
@@ -77,17 +46,14 @@ MINILM_PEPS = {572, *range(600, 700), 343, 346, 359, 377, 236, 340, 310}
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
-    """The settings of the module's two stores: everything with static, a hundred PEPs with
-    minilm. Both loaded by one process running the four `lynxc load` commands."""
-    base = tmp_path_factory.mktemp("foxnose")
-    settings = {"data_dir": str(base / "store"), "embedder": "static"}
+    """The settings of the module's two stores: everything with static (a copy of the run's
+    store, tests/fixtures/foxnose_store.py, the module's own: its servers write to it), a hundred
+    PEPs with minilm, loaded here."""
+    settings = copy_of_store(tmp_path_factory, "foxnose")
+    base = tmp_path_factory.mktemp("foxnose-minilm")
     minilm = {"data_dir": str(base / "minilm-store"), "embedder": "minilm"}
     peps = read_jsonl(DATA / "peps.jsonl.gz")
-    sections = [row for row in read_jsonl(DATA / "sections.jsonl.gz") if row["pep"] in SECTION_PEPS]
     done = load_in_one_process(
-        load_args(settings, "peps", DATA / "peps.jsonl.gz"),
-        load_args(settings, "sections", write_jsonl(base / "sections.jsonl", sections)),
-        load_args(settings, "countries", DATA / "countries.jsonl.gz"),
         load_args(
             minilm,
             "peps",
@@ -95,7 +61,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
         ),
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count(" inserted, ") == 4, done.stdout
+    assert done.stdout.count(" inserted, ") == 1, done.stdout
     return settings, minilm
 
 

@@ -1,7 +1,8 @@
 """foxnose-knowledge's query features end to end: page.total, facets, any_of groups, filters on
 the fields of an array's objects (`currencies.code`), `in` and sort on one locale (`name.de`),
 through the generated server and a real MCP client over stdio, each answer checked against the
-shipped data read directly (PEPs and countries loaded whole, embedder static)."""
+shipped data read directly (PEPs and countries loaded whole, the sections of a few PEPs,
+embedder static: the run's shared store, tests/fixtures/foxnose_store.py)."""
 
 from __future__ import annotations
 
@@ -11,36 +12,23 @@ from collections import Counter
 import pytest
 
 from tests.conftest import stdio_client
-from tests.e2e.test_foxnose_knowledge import (
-    DATA,
-    SERVER,
-    call,
-    load_args,
-    load_in_one_process,
-    read_jsonl,
-    refused,
-    write_jsonl,
-)
+from tests.e2e.test_foxnose_knowledge import DATA, SERVER, call, read_jsonl, refused
+from tests.fixtures.foxnose_store import SECTION_PEPS, copy_of_store
 
 pytestmark = pytest.mark.anyio
 
 PEPS = read_jsonl(DATA / "peps.jsonl.gz")
 COUNTRIES = read_jsonl(DATA / "countries.jsonl.gz")
-SECTION_PEPS = {8, 20}
+# the sections in the store: those of SECTION_PEPS (8 among them); a PEP outside has none loaded
 SECTIONS = [row for row in read_jsonl(DATA / "sections.jsonl.gz") if row["pep"] in SECTION_PEPS]
+WITHOUT_SECTIONS = min(row["number"] for row in PEPS if row["number"] not in SECTION_PEPS)
 
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    base = tmp_path_factory.mktemp("foxnose-query")
-    settings = {"data_dir": str(base / "store"), "embedder": "static"}
-    done = load_in_one_process(
-        load_args(settings, "peps", DATA / "peps.jsonl.gz"),
-        load_args(settings, "countries", DATA / "countries.jsonl.gz"),
-        load_args(settings, "sections", write_jsonl(base / "sections.jsonl", SECTIONS)),
-    )
-    assert done.returncode == 0, done.stderr
-    return settings
+    """A copy of the run's store (tests/fixtures/foxnose_store.py), the module's own: its server
+    writes to it."""
+    return copy_of_store(tmp_path_factory, "foxnose-query")
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +202,9 @@ async def test_get_record_with_its_children(client) -> None:
     sections = result["included"]["sections"]
     assert (sections["total"], sections["has_more"]) == (len(pep8), True)
     assert [item["id"] for item in sections["items"]] == [s["section_id"] for s in pep8[:3]]
-    alone = await call(client, "get_record", resource_id="peps", record_id="1", include=["sections"])
+    alone = await call(
+        client, "get_record", resource_id="peps", record_id=str(WITHOUT_SECTIONS), include=["sections"]
+    )
     assert alone["included"]["sections"] == {"items": [], "total": 0, "has_more": False}
     assert "included" not in await call(client, "get_record", resource_id="peps", record_id="8")
     message = await refused(client, "get_record", resource_id="peps", record_id="8", include=["sectoins"])

@@ -18,10 +18,9 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from tests.conftest import LYNXC, ROOT, settings_args
-from tests.e2e.test_foxnose_knowledge import DATA as FOXNOSE_DATA
-from tests.e2e.test_foxnose_knowledge import load
 from tests.e2e.test_http_tools import settings as shop_settings
 from tests.e2e.test_http_tools import shop  # noqa: F401  (the fixture: a petshop API and its server)
+from tests.fixtures.foxnose_store import copy_of_store
 from tests.fixtures.http_api import BEARER_TOKEN, TestAPI
 
 pytestmark = pytest.mark.anyio
@@ -60,10 +59,9 @@ async def test_sql_statements_are_logged_at_debug_only() -> None:
         assert heard == []
 
 
-async def test_records_search_says_which_mode_ran(tmp_path: Path) -> None:
-    settings = {"data_dir": str(tmp_path / "store"), "embedder": "static"}
-    loaded = load(settings, "countries", FOXNOSE_DATA / "countries.jsonl.gz")
-    assert loaded.returncode == 0, loaded.stderr
+async def test_records_search_says_which_mode_ran(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # a copy of the run's store (countries among its resources), this test's own: its server writes
+    settings = copy_of_store(tmp_path_factory, "logged-countries")
     async with logged_client("foxnose-knowledge", "info", settings) as (client, heard):
         for asked in ("text", "semantic", "hybrid"):
             heard.clear()

@@ -5,17 +5,16 @@ collection loaded with `lynxc load`; over stdio and HTTP."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.conftest import LYNXC, ROOT, http_server, settings_args, stdio_client
+from tests.conftest import ROOT, http_server, stdio_client
+from tests.fixtures.foxnose_store import copy_of_store
 
 pytestmark = pytest.mark.anyio
-PEPS = ROOT / "specs" / "foxnose-knowledge" / "data" / "peps.jsonl.gz"
 
 
 async def countries_checks(client: Client) -> None:
@@ -49,11 +48,9 @@ async def test_countries_sql_over_http() -> None:
 
 @pytest.fixture(scope="module")
 def peps_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    settings = {"data_dir": str(tmp_path_factory.mktemp("peps") / "store"), "embedder": "static"}
-    command = [LYNXC, "--project", str(ROOT), "load", "foxnose-knowledge", "peps", str(PEPS)]
-    done = subprocess.run([*command, *settings_args(settings)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return settings
+    """A copy of the run's store (tests/fixtures/foxnose_store.py: the PEPs, countries and a few
+    PEPs' sections), the module's own: its servers write to it."""
+    return copy_of_store(tmp_path_factory, "peps")
 
 
 async def peps_checks(client: Client) -> None:

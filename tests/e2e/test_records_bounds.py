@@ -6,7 +6,6 @@ with "CompiledTooBig ... file a bug report" and a logged traceback)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,8 @@ import pytest
 from mcp import Client
 
 from lynxc.runtime.backends.records.filters import MAX_LIST_VALUES, MAX_VALUE_CHARS
-from tests.conftest import ROOT, http_process, lynxc_command, settings_args
+from tests.conftest import ROOT, http_process
+from tests.fixtures.foxnose_store import copy_of_store
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +24,6 @@ RECORDS_SERVERS = sorted(
     if json.loads(path.read_text())["resources"]
 )
 LIST_TOOLS = ("search_records", "query_records")
-COUNTRIES = ROOT / "specs" / "foxnose-knowledge" / "data" / "countries.jsonl.gz"
 
 
 def tools(server: str) -> dict[str, dict[str, Any]]:
@@ -103,16 +102,9 @@ async def test_an_over_long_filter_value_is_refused_naming_the_field_and_the_rul
 
 @pytest.fixture(scope="module")
 def countries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Settings of a foxnose-knowledge store holding its bundled countries."""
-    settings = {"data_dir": str(tmp_path_factory.mktemp("countries") / "store"), "embedder": "static"}
-    loaded = subprocess.run(
-        lynxc_command("load", "foxnose-knowledge", "countries", str(COUNTRIES), *settings_args(settings)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert loaded.returncode == 0, loaded.stderr
-    return settings
+    """Settings of a foxnose-knowledge store holding its bundled countries: a copy of the run's
+    store (tests/fixtures/foxnose_store.py), the module's own, since its servers write to it."""
+    return copy_of_store(tmp_path_factory, "countries")
 
 
 async def query_countries(

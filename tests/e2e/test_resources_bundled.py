@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import LYNXC, ROOT, http_server, settings_args, stdio_client
+from tests.fixtures.foxnose_store import copy_of_store
 
 pytestmark = [
     pytest.mark.anyio,
@@ -87,12 +88,11 @@ def write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], list[dict[str, Any]]]:
-    folder = tmp_path_factory.mktemp("foxnose-resources")
-    settings = {"data_dir": str(folder / "store"), "embedder": "static"}
+    """A copy of the run's store (tests/fixtures/foxnose_store.py: every PEP and country), the
+    module's own, since a test loads into it; and the PEPs a test edits and loads again."""
+    settings = copy_of_store(tmp_path_factory, "foxnose-resources")
     peps = [row for row in rows_of("peps.jsonl.gz") if row["number"] in (1, 8, 9, 20)]
-    load(settings, "peps", write(folder / "peps.jsonl", peps))
-    load(settings, "countries", FOXNOSE / "data" / "countries.jsonl.gz")
-    return folder, settings, peps
+    return Path(settings["data_dir"]).parent, settings, peps
 
 
 async def test_foxnose_reads_peps_countries_and_its_guide(store: tuple[Path, dict[str, Any], Any]) -> None:
