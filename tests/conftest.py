@@ -17,19 +17,6 @@ from mcp import Client, StdioServerParameters
 
 from tests.fixtures import parallel
 
-# With PYTHONDONTWRITEBYTECODE set (as on the machines the suite's time is measured on), pytest
-# rewrote and compiled every test module anew in each xdist worker: 7.6 s of CPU per worker
-# instead of 3.1 s, the run's first 27 s instead of 13 on two cores. The variable keeps bytecode
-# out of the source tree; so does a prefix folder in the user's own cache folder (not the shared
-# temporary folder: another user could plant bytecode there), where this process (and each
-# worker) now keeps it. A prefix chosen by the user (PYTHONPYCACHEPREFIX) is theirs; subprocesses
-# (servers, `lynxc`) keep the environment as it is. A folder that cannot be written only costs
-# the time again.
-if sys.dont_write_bytecode and sys.pycache_prefix is None:
-    CACHE_HOME = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    sys.pycache_prefix = os.path.join(CACHE_HOME, "lynxc-tests", "pycache")
-    sys.dont_write_bytecode = False
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"  # third-party test data, with its licences (see its README)
 LYNXC = str(Path(sys.executable).with_name("lynxc"))
