@@ -413,3 +413,45 @@ def test_page_follows_the_build_keeping_values(browser_page: Any, tmp_path: Path
         expect(page.locator("#tool-heading")).to_have_text("Weather of any city", timeout=DEADLINE_MS)
     finally:
         dev.stop()
+
+
+def nested_arrays(depth: int, min_items: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "array", "minItems": min_items, "items": schema}
+    return schema
+
+
+HOSTILE_SCHEMAS = {
+    # minItems at every level multiplies: 20**4 empty items if every level were filled in
+    "nested minItems": {"type": "object", "properties": {"grid": nested_arrays(4, 20)}},
+    "10k properties": {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10000)}},
+    "huge enum": {"type": "object", "properties": {"e": {"enum": list(range(50_000))}}},
+    "$ref cycle": {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+        "properties": {"node": {"$ref": "#/$defs/Node"}},
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_SCHEMAS))
+def test_a_hostile_schema_gives_a_bounded_form(browser_page: Any, served: str, name: str):  # noqa: F811
+    page = browser_page
+    open_page(page, served)
+    schema = HOSTILE_SCHEMAS[name]
+    outcome = page.evaluate(
+        """(text) => {
+            const schema = JSON.parse(text);
+            const box = document.createElement('div');
+            document.body.append(box);
+            const t = window.lynxcTryIt;
+            const form = t.renderForm(schema, box, {idPrefix: 'h'});
+            const checked = t.validate(schema, form.read());
+            return {fields: form.fields.size, problems: checked.problems.length};
+        }""",
+        json.dumps(schema),
+    )
+    properties = len(schema["properties"])
+    assert outcome["fields"] <= properties + 2_000, outcome
+    assert page.console_errors == []

@@ -9,6 +9,9 @@
 import { Validator } from "./vendor/json-schema/index.js";
 
 const MAX_TEXT = 4000; // descriptions and other schema text shown at most this long
+// Empty items an array's minItems adds, over the whole form: nested arrays multiply (20 at each
+// of 4 levels would be 160,000 fields), so past this a person adds the rest by hand.
+const MAX_PREFILLED_FIELDS = 1000;
 let counter = 0;
 
 function el(tag, attrs = {}, ...children) {
@@ -424,7 +427,13 @@ class ArrayField extends Field {
     });
     this.node.append(this.list, this.addButton, this.errorNode());
     if (Array.isArray(schema.default) || schema.default === null) this.set(schema.default);
-    else for (let i = 0; i < (schema.minItems || 0) && i < 20; i++) this.add();
+    else {
+      const wanted = Math.min(schema.minItems || 0, 20);
+      for (let i = 0; i < wanted && form.prefilled < MAX_PREFILLED_FIELDS; i++) {
+        form.prefilled += 1;
+        this.add();
+      }
+    }
   }
 
   focusTarget() {
@@ -796,6 +805,7 @@ export function renderForm(schema, container, { idPrefix = "arg" } = {}) {
   const form = {
     idPrefix,
     fields: new Map(),
+    prefilled: 0, // items added for minItems (MAX_PREFILLED_FIELDS)
     rootMessages: [],
     onChange: null,
     changed() {
