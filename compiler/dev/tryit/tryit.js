@@ -3,24 +3,12 @@
 // progress token and shows what comes back. On notifications/tools/list_changed (a rebuild) it
 // lists again and re-renders the chosen tool's form, keeping the values that still fit.
 
-import { clip, formCanExpress, renderForm, validate } from "./form.js";
+import { clip, el, formCanExpress, renderForm, validate } from "./form.js";
 import { HttpError, McpClient, RpcError } from "./mcp.js";
 
 const MAX_RESULT_CHARS = 200000; // a huge result is shown cut, with how much was left out
 
 const $ = (id) => document.getElementById(id);
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "text") node.textContent = value;
-    else if (key === "className") node.className = value;
-    else node.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
 
 const page = {
   client: null,
