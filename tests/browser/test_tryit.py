@@ -83,6 +83,22 @@ tools:
         nights: {type: integer, minimum: 1}
         price: {type: number, minimum: 0}
         breakfast: {type: boolean}
+  - name: count_slowly
+    title: Count slowly
+    backend: trip_backend:count_slowly
+    annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false}
+    description:
+      purpose: Count up to a number, reporting progress at every step.
+      usage: Use it to see many progress messages; `plan_trip` is the real tool.
+      behaviour: Pure computation that reports progress once per number.
+      returns: The number counted to.
+    parameters:
+      upto: {type: integer, required: true, minimum: 1, maximum: 1000, description: The number to count to.}
+    output:
+      type: object
+      required: [counted]
+      properties:
+        counted: {type: integer}
 """
 
 BACKEND = '''\
@@ -104,6 +120,13 @@ async def plan_trip(params, ctx):
     price = 100.0 * params.nights * max(1, len(travellers))
     breakfast = bool(params.options and params.options.breakfast)
     return {"city": params.city, "nights": params.nights, "price": price, "breakfast": breakfast}
+
+
+@backend(params={"upto"})
+async def count_slowly(params, ctx):
+    for done in range(1, params.upto + 1):
+        await ctx.report_progress(done, params.upto, f"counted {done}")
+    return {"counted": params.upto}
 '''
 
 NEW_TOOL = """\
@@ -454,4 +477,19 @@ def test_a_hostile_schema_gives_a_bounded_form(browser_page: Any, served: str, n
     )
     properties = len(schema["properties"])
     assert outcome["fields"] <= properties + 2_000, outcome
+    assert page.console_errors == []
+
+
+def test_many_progress_messages_show_the_latest_only(browser_page: Any, served: str):  # noqa: F811
+    """A tool that reports progress 600 times: the page keeps the last messages, not 600 rows."""
+    page = browser_page
+    open_page(page, served)
+    page.select_option("#tool-select", "count_slowly")
+    page.get_by_label("upto").fill("600")
+    page.get_by_role("button", name="Call tool").click()
+    expect(page.locator("#result .status")).to_contain_text("Done in", timeout=DEADLINE_MS)
+    log = page.locator("#result .progress-log li")
+    assert log.count() <= 101  # the kept messages and the line saying earlier ones were dropped
+    assert log.last.inner_text() == "600 of 600: counted 600"
+    assert "earlier" in log.first.inner_text()
     assert page.console_errors == []

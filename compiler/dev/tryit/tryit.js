@@ -7,6 +7,7 @@ import { clip, el, formCanExpress, renderForm, validate } from "./form.js";
 import { HttpError, McpClient, RpcError } from "./mcp.js";
 
 const MAX_RESULT_CHARS = 200000; // a huge result is shown cut, with how much was left out
+const MAX_PROGRESS_LINES = 100; // a tool may report progress without end: the latest are shown
 
 const $ = (id) => document.getElementById(id);
 
@@ -252,6 +253,7 @@ async function call(event) {
   const started = performance.now();
   let bar = null;
   let log = null;
+  let dropped = 0;
   const onMessage = (message) => {
     if (message.method !== "notifications/progress") return;
     const p = message.params || {};
@@ -267,6 +269,7 @@ async function call(event) {
     }
     const total = typeof p.total === "number" ? ` of ${p.total}` : "";
     log.append(el("li", { text: `${p.progress}${total}${p.message ? `: ${clip(p.message, 500)}` : ""}` }));
+    dropped += trimLog(log, dropped);
   };
   try {
     const answer = await page.client.request(
@@ -286,6 +289,23 @@ async function call(event) {
     result.removeAttribute("aria-busy");
     button.disabled = false;
   }
+}
+
+// Keeps the log at its last MAX_PROGRESS_LINES messages under one line counting those dropped;
+// returns how many it dropped now.
+function trimLog(log, droppedBefore) {
+  const note = droppedBefore ? log.firstChild : null;
+  let dropped = 0;
+  while (log.childElementCount - (note ? 1 : 0) > MAX_PROGRESS_LINES) {
+    (note ? note.nextSibling : log.firstChild).remove();
+    dropped += 1;
+  }
+  if (!dropped) return 0;
+  const total = droppedBefore + dropped;
+  const line = note || el("li", { className: "dropped" });
+  line.textContent = `(${total} earlier message${total === 1 ? "" : "s"} not shown)`;
+  if (!note) log.prepend(line);
+  return dropped;
 }
 
 function formatTime(ms) {
