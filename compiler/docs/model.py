@@ -18,6 +18,7 @@ from ..ir import CapIR, ServerIR, ToolIR
 from ..lint.linter import lint_server
 from ..lint.score import ToolScore
 from ..review.changelog import build_changelog, load_releases
+from ..review.judge import HINT_DEFAULTS
 from ..wire import wire_from_ir, wire_tool
 
 MAX_TEXT = 20_000  # characters of one description shown
@@ -330,11 +331,6 @@ def _first_line(text: str) -> str:
 
 def _tool(tool: ToolIR, score: ToolScore | None, examples: list[Example]) -> Tool:
     entry = wire_tool(tool)
-    annotations = dict(tool.annotations)
-    badges = []
-    for key, text in ANNOTATIONS:
-        if annotations.get(key) is True:
-            badges.append((text, text))
     schema = tool.published_input_schema
     sections = _sections(tool.description)
     return Tool(
@@ -343,7 +339,7 @@ def _tool(tool: ToolIR, score: ToolScore | None, examples: list[Example]) -> Too
         title=clip(tool.title or "", MAX_VALUE),
         sections=sections,
         summary=clip(sections[0] if sections else "", 300),
-        badges=tuple(badges),
+        badges=badges(dict(tool.annotations)),
         params=_params(schema, tool.caps),
         output=_tree("result", tool.output_schema, True, [0]) if tool.output_schema else None,
         caps=tuple(Cap(c.name, c.value, c.max, c.unit, clip(c.description, MAX_VALUE)) for c in tool.caps),
@@ -352,6 +348,22 @@ def _tool(tool: ToolIR, score: ToolScore | None, examples: list[Example]) -> Too
         scopes=tool.scopes,
         wire=show_json(entry, MAX_JSON * 8, indent=2),
     )
+
+
+def badges(annotations: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The hints a tool declares true, and the ones MCP clients assume of a tool that declares
+    nothing: destructive (unless read-only) and open-world. A page silent on those would read
+    as safer than clients take the tool to be."""
+    out = []
+    for key, text in ANNOTATIONS:
+        value = annotations.get(key)
+        if value is True:
+            out.append((text, text))
+        elif value is None and HINT_DEFAULTS[key] is True:
+            if key == "destructiveHint" and annotations.get("readOnlyHint") is True:
+                continue  # MCP: destructiveHint means something only for a tool that writes
+            out.append((text, f"{text} (assumed)"))
+    return tuple(out)
 
 
 def _score(score: ToolScore | None) -> Score | None:

@@ -42,6 +42,17 @@ def test_a_parameter_shows_its_bounds_default_enum_and_the_cap_it_quotes(
     assert all(d.reasons for d in search.score.dimensions)
 
 
+def test_badges_say_what_clients_assume_of_a_hint_left_out(servers: dict[str, ServerIR]) -> None:
+    """MCP: a tool that declares no hints is taken as destructive and open-world."""
+    server = servers["conformance"]
+    bare = replace(server.tools[0], annotations=())
+    read_only = replace(server.tools[0], annotations=(("readOnlyHint", True),))
+    doc = server_doc(replace(server, tools=(bare, read_only)), ROOT)
+    assert [text for _, text in doc.tools[0].badges] == ["destructive (assumed)", "open-world (assumed)"]
+    assert [text for _, text in doc.tools[1].badges] == ["read-only", "open-world (assumed)"]
+    assert [cls for cls, _ in doc.tools[0].badges] == ["destructive", "open-world"]  # their colours
+
+
 def test_the_output_schema_is_a_tree_of_named_fields(servers: dict[str, ServerIR]) -> None:
     doc = server_doc(servers["lynx-mcp"], ROOT)
     search = next(tool for tool in doc.tools if tool.name == "search")
