@@ -452,6 +452,11 @@ def _enum(node: dict[str, Any]) -> tuple[str, ...]:
         for source in (variant.get("enum"), items.get("enum")):
             if isinstance(source, list):
                 values += [show_json(v) for v in source]
+    return _listed(values)
+
+
+def _listed(values: list[str]) -> tuple[str, ...]:
+    """Enum values as a page lists them: each once, the first MAX_ENUM, then how many more."""
     values = list(dict.fromkeys(values))
     if len(values) > MAX_ENUM:
         values = [*values[:MAX_ENUM], f"… {len(values) - MAX_ENUM} more"]
@@ -577,7 +582,7 @@ def _field(item: Any) -> Field:
         type=kind,
         required=item.required,
         description=clip(item.description or ""),
-        values=tuple(item.values or ()),
+        values=_listed([clip(value, MAX_VALUE) for value in item.values or ()]),
         children=children,
     )
 

@@ -9,9 +9,17 @@ from pathlib import Path
 import pytest
 
 from lynxc.compiler.build import build
-from lynxc.compiler.docs.model import MAX_TEXT, secret_settings, server_doc, type_text
+from lynxc.compiler.docs.model import (
+    MAX_ENUM,
+    MAX_TEXT,
+    MAX_VALUE,
+    _field,
+    secret_settings,
+    server_doc,
+    type_text,
+)
 from lynxc.compiler.docs.render import code_text, embedded_json, paragraph, render_site
-from lynxc.compiler.ir import ServerIR
+from lynxc.compiler.ir import RecordFieldIR, ServerIR
 from tests.conftest import ROOT
 
 
@@ -51,6 +59,13 @@ def test_badges_say_what_clients_assume_of_a_hint_left_out(servers: dict[str, Se
     assert [text for _, text in doc.tools[0].badges] == ["destructive (assumed)", "open-world (assumed)"]
     assert [text for _, text in doc.tools[1].badges] == ["read-only", "open-world (assumed)"]
     assert [cls for cls, _ in doc.tools[0].badges] == ["destructive", "open-world"]  # their colours
+
+
+def test_a_record_fields_values_are_bounded_as_a_parameters_are() -> None:
+    values = ("x" * 100_000, *(f"v{i}" for i in range(5000)))
+    shown = _field(RecordFieldIR("kind", "enum", values=values)).values
+    assert len(shown) == MAX_ENUM + 1 and shown[-1] == f"… {len(values) - MAX_ENUM} more"
+    assert len(shown[0]) == MAX_VALUE
 
 
 def test_the_output_schema_is_a_tree_of_named_fields(servers: dict[str, ServerIR]) -> None:
