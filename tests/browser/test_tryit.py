@@ -86,7 +86,7 @@ tools:
   - name: count_slowly
     title: Count slowly
     backend: trip_backend:count_slowly
-    annotations: {readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false}
+    annotations: {idempotentHint: true}
     description:
       purpose: Count up to a number, reporting progress at every step.
       usage: Use it to see many progress messages; `plan_trip` is the real tool.
@@ -480,11 +480,15 @@ def test_a_hostile_schema_gives_a_bounded_form(browser_page: Any, served: str, n
     assert page.console_errors == []
 
 
-def test_many_progress_messages_show_the_latest_only(browser_page: Any, served: str):  # noqa: F811
-    """A tool that reports progress 600 times: the page keeps the last messages, not 600 rows."""
+def test_hints_left_out_and_many_progress_messages(browser_page: Any, served: str):  # noqa: F811
+    """A tool that declares few hints and reports progress 600 times: the page says what clients
+    assume of the hints left out, and keeps the last progress messages, not 600 rows."""
     page = browser_page
     open_page(page, served)
     page.select_option("#tool-select", "count_slowly")
+    # It declares no readOnlyHint, destructiveHint or openWorldHint: what MCP clients assume then.
+    badges = page.locator("#tool-badges li").all_inner_texts()
+    assert badges == ["destructive (assumed)", "idempotent", "open world (assumed)"]
     page.get_by_label("upto").fill("600")
     page.get_by_role("button", name="Call tool").click()
     expect(page.locator("#result .status")).to_contain_text("Done in", timeout=DEADLINE_MS)

@@ -7,6 +7,9 @@ import { clip, el, formCanExpress, renderForm, validate } from "./form.js";
 import { HttpError, McpClient, RpcError } from "./mcp.js";
 
 const MAX_RESULT_CHARS = 200000; // a huge result is shown cut, with how much was left out
+// The hints MCP clients take as true when a tool leaves them out (destructive only of a tool
+// that is not read-only).
+const ASSUMED_HINTS = new Set(["destructiveHint", "openWorldHint"]);
 const MAX_PROGRESS_LINES = 100; // a tool may report progress without end: the latest are shown
 
 const $ = (id) => document.getElementById(id);
@@ -109,6 +112,9 @@ function chooseTool(tool, { keep = false } = {}) {
   for (const [key, label] of Object.entries(names)) {
     if (typeof hints[key] === "boolean") {
       badges.append(el("li", { className: `badge ${hints[key] ? "on" : "off"}`, text: hints[key] ? label : `not ${label}` }));
+    } else if (ASSUMED_HINTS.has(key) && !(key === "destructiveHint" && hints.readOnlyHint === true)) {
+      // Left out, this hint is taken as true by MCP clients: the page says so, as the docs do.
+      badges.append(el("li", { className: "badge on", text: `${label} (assumed)` }));
     }
   }
   $("tool-description").replaceChildren(
