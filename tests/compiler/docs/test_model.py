@@ -3,8 +3,10 @@ functions that shape it: types, bounds, the caps a parameter quotes, secrets, es
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +141,35 @@ def test_every_bundled_page_is_built_from_templates_with_one_h1(servers: dict[st
 def test_the_site_names_no_path_of_this_machine(servers: dict[str, ServerIR]) -> None:
     site = render_site([server_doc(s, ROOT) for s in servers.values()])
     assert not [name for name, text in site.items() if str(Path(ROOT)) in text]
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for level in range(levels):
+        if level % 2:
+            node = {"anyOf": [{"type": "array", "items": node}, {"type": "null"}]}
+        else:
+            node = {"type": "object", "properties": {"a": node}}
+    return node
+
+
+def test_hostile_schemas_give_a_bounded_page(servers: dict[str, ServerIR]) -> None:
+    """10,000 parameters, a 50,000-value enum, 60 levels of nesting, and an output schema whose
+    $refs loop and fan out: the page is built, bounded, and the same each time."""
+    properties: dict[str, Any] = {f"p{i}": {"type": "string", "maxLength": 5} for i in range(10_000)}
+    properties["choice"] = {"enum": list(range(50_000))}
+    properties["deep"] = _deep(60)
+    node = {"type": "object", "properties": {f"f{i}": {"$ref": "#/$defs/Node"} for i in range(10)}}
+    output = {"type": "object", "$defs": {"Node": node}, "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    server = servers["conformance"]
+    tool = replace(
+        server.tools[0],
+        input_schema_json=json.dumps({"type": "object", "properties": properties}),
+        output_schema_json=json.dumps(output),
+    )
+    hostile = replace(server, tools=(tool,))
+    site = render_site([server_doc(hostile, ROOT)])
+    page = site["conformance/index.html"]
+    assert len(page) < 8_000_000  # some 250 bytes a parameter row, the rest clipped
+    assert "… 49940 more" in page
+    assert render_site([server_doc(hostile, ROOT)]) == site
