@@ -72,8 +72,11 @@ def show_json(value: Any, limit: int = MAX_VALUE, indent: int | None = None) -> 
 
 def anchor(kind: str, name: str) -> str:
     """A stable id for an element of a page: `tool-search`; characters outside [A-Za-z0-9_.-]
-    become dashes (tool names never have them: MCP allows only those)."""
-    safe = _UNSAFE_ID.sub("-", name)[:120]
+    become dashes (tool names never have them: MCP allows only those). Kept whole up to 200
+    characters, past MCP's 128 for a tool name. The ids of an element's parts put their word
+    first (`h-tool-search`, its heading): a word after the name could be another tool's name
+    (`search-h`)."""
+    safe = _UNSAFE_ID.sub("-", name)[:200]
     return f"{kind}-{safe}"
 
 

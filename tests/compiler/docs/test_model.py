@@ -4,6 +4,7 @@ functions that shape it: types, bounds, the caps a parameter quotes, secrets, es
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,15 @@ def test_hostile_schemas_give_a_bounded_page(servers: dict[str, ServerIR]) -> No
     assert len(page) < 8_000_000  # some 250 bytes a parameter row, the rest clipped
     assert "… 49940 more" in page
     assert render_site([server_doc(hostile, ROOT)]) == site
+
+
+def test_every_id_of_a_page_is_unique_whatever_the_tool_names(servers: dict[str, ServerIR]) -> None:
+    """`a` and `a-h` (a heading's id was the tool's id and `-h`), and two names of 128 characters
+    that differ only at the end: MCP allows all of them."""
+    server = servers["conformance"]
+    long = "x" * 127
+    names = ("a", "a-h", "a-params", f"{long}1", f"{long}2")
+    tools = tuple(replace(server.tools[0], name=name) for name in names)
+    page = render_site([server_doc(replace(server, tools=tools), ROOT)])["conformance/index.html"]
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in set(ids) if ids.count(i) > 1)
