@@ -18,6 +18,7 @@ from ..ir import CapIR, ServerIR, ToolIR
 from ..lint.linter import lint_server
 from ..lint.score import ToolScore
 from ..review.changelog import build_changelog, load_releases
+from ..review.judge import HINT_DEFAULTS
 from ..wire import wire_from_ir, wire_tool
 
 MAX_TEXT = 20_000  # characters of one description shown
@@ -71,8 +72,11 @@ def show_json(value: Any, limit: int = MAX_VALUE, indent: int | None = None) -> 
 
 def anchor(kind: str, name: str) -> str:
     """A stable id for an element of a page: `tool-search`; characters outside [A-Za-z0-9_.-]
-    become dashes (tool names never have them: MCP allows only those)."""
-    safe = _UNSAFE_ID.sub("-", name)[:120]
+    become dashes (tool names never have them: MCP allows only those). Kept whole up to 200
+    characters, past MCP's 128 for a tool name. The ids of an element's parts put their word
+    first (`h-tool-search`, its heading): a word after the name could be another tool's name
+    (`search-h`)."""
+    safe = _UNSAFE_ID.sub("-", name)[:200]
     return f"{kind}-{safe}"
 
 
@@ -330,11 +334,6 @@ def _first_line(text: str) -> str:
 
 def _tool(tool: ToolIR, score: ToolScore | None, examples: list[Example]) -> Tool:
     entry = wire_tool(tool)
-    annotations = dict(tool.annotations)
-    badges = []
-    for key, text in ANNOTATIONS:
-        if annotations.get(key) is True:
-            badges.append((text, text))
     schema = tool.published_input_schema
     sections = _sections(tool.description)
     return Tool(
@@ -343,7 +342,7 @@ def _tool(tool: ToolIR, score: ToolScore | None, examples: list[Example]) -> Too
         title=clip(tool.title or "", MAX_VALUE),
         sections=sections,
         summary=clip(sections[0] if sections else "", 300),
-        badges=tuple(badges),
+        badges=badges(dict(tool.annotations)),
         params=_params(schema, tool.caps),
         output=_tree("result", tool.output_schema, True, [0]) if tool.output_schema else None,
         caps=tuple(Cap(c.name, c.value, c.max, c.unit, clip(c.description, MAX_VALUE)) for c in tool.caps),
@@ -352,6 +351,22 @@ def _tool(tool: ToolIR, score: ToolScore | None, examples: list[Example]) -> Too
         scopes=tool.scopes,
         wire=show_json(entry, MAX_JSON * 8, indent=2),
     )
+
+
+def badges(annotations: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The hints a tool declares true, and the ones MCP clients assume of a tool that declares
+    nothing: destructive (unless read-only) and open-world. A page silent on those would read
+    as safer than clients take the tool to be."""
+    out = []
+    for key, text in ANNOTATIONS:
+        value = annotations.get(key)
+        if value is True:
+            out.append((text, text))
+        elif value is None and HINT_DEFAULTS[key] is True:
+            if key == "destructiveHint" and annotations.get("readOnlyHint") is True:
+                continue  # MCP: destructiveHint means something only for a tool that writes
+            out.append((text, f"{text} (assumed)"))
+    return tuple(out)
 
 
 def _score(score: ToolScore | None) -> Score | None:
@@ -440,6 +455,11 @@ def _enum(node: dict[str, Any]) -> tuple[str, ...]:
         for source in (variant.get("enum"), items.get("enum")):
             if isinstance(source, list):
                 values += [show_json(v) for v in source]
+    return _listed(values)
+
+
+def _listed(values: list[str]) -> tuple[str, ...]:
+    """Enum values as a page lists them: each once, the first MAX_ENUM, then how many more."""
     values = list(dict.fromkeys(values))
     if len(values) > MAX_ENUM:
         values = [*values[:MAX_ENUM], f"… {len(values) - MAX_ENUM} more"]
@@ -565,7 +585,7 @@ def _field(item: Any) -> Field:
         type=kind,
         required=item.required,
         description=clip(item.description or ""),
-        values=tuple(item.values or ()),
+        values=_listed([clip(value, MAX_VALUE) for value in item.values or ()]),
         children=children,
     )
 

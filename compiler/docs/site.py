@@ -83,6 +83,11 @@ def site_files(project: Path, servers: Sequence[ServerIR]) -> dict[str, str]:
 
 
 def write_site(out: Path, files: dict[str, str]) -> None:
-    """Put the site in `out` all at once (checked by check_out first)."""
+    """Put the site in `out` all at once (checked by check_out first). A folder that cannot be
+    made or written (a file in its path, no permission, a read-only disk) is a DocsUsageError,
+    said in one line: the old site, if any, is left as it was."""
     check_out(out)
-    replace_tree(out, files)
+    try:
+        replace_tree(out, files)
+    except OSError as err:
+        raise DocsUsageError(f"cannot write the site to {out}: {err.strerror or err}") from None

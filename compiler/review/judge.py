@@ -128,8 +128,9 @@ def _locate(path: tuple[str, ...]) -> tuple[int, str | None, tuple[str, ...]]:
 
 # --- annotations --------------------------------------------------------------------------
 
-# MCP defaults: a tool is assumed writable, destructive, not idempotent, open-world.
-_HINT_DEFAULTS = {
+# MCP defaults: a tool is assumed writable, destructive, not idempotent, open-world (the docs'
+# badges say so too, compiler/docs/model.py).
+HINT_DEFAULTS = {
     "readOnlyHint": False,
     "destructiveHint": True,
     "idempotentHint": False,
@@ -151,12 +152,12 @@ _HINT_RULES: Mapping[tuple[str, bool], tuple[str, str]] = {
 def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[str, Any]) -> Finding:
     """Judge the effective hints (MCP defaults filled in), so adding `annotations` as a whole or
     writing a default out explicitly is judged by what it means, not by its shape."""
-    hints = [change.path[1]] if len(change.path) > 1 else list(_HINT_DEFAULTS)
+    hints = [change.path[1]] if len(change.path) > 1 else list(HINT_DEFAULTS)
     moved = []
     for hint in hints:
-        if hint not in _HINT_DEFAULTS:
+        if hint not in HINT_DEFAULTS:
             continue
-        default = _HINT_DEFAULTS[hint]
+        default = HINT_DEFAULTS[hint]
         before = (old_tool.get("annotations") or {}).get(hint, default)
         after = (new_tool.get("annotations") or {}).get(hint, default)
         if before != after:
@@ -167,9 +168,9 @@ def _annotation(change: Change, old_tool: Mapping[str, Any], new_tool: Mapping[s
         title = annotation_title_moved(old_tool, new_tool)
         moved += [("TITLE_CHANGED", title)] if title else []
     if not moved:
-        if len(change.path) > 1 and change.path[1] in _HINT_DEFAULTS:
-            return _hint_same(change, _HINT_DEFAULTS[change.path[1]])
-        return annotations_without_hints(change, old_tool, new_tool, _HINT_DEFAULTS)
+        if len(change.path) > 1 and change.path[1] in HINT_DEFAULTS:
+            return _hint_same(change, HINT_DEFAULTS[change.path[1]])
+        return annotations_without_hints(change, old_tool, new_tool, HINT_DEFAULTS)
     return worst_of(change, moved)
 
 

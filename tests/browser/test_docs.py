@@ -76,7 +76,7 @@ def test_every_server_renders_every_tool_without_errors_or_requests_off_file(
         listed = browser_page.eval_on_selector_all("article.tool", "nodes => nodes.map(n => n.dataset.tool)")
         assert listed == [tool["name"] for tool in wire_tools(server)], server
         for tool in wire_tools(server):
-            heading = browser_page.locator(f'[id="tool-{tool["name"]}-h"]')
+            heading = browser_page.locator(f'[id="h-tool-{tool["name"]}"]')
             assert heading.is_visible() and tool["name"] in heading.inner_text()
         browser_page.goto(url(site, f"{server}/changelog.html"))
         assert browser_page.locator(".version").count() >= 1, server

@@ -83,6 +83,22 @@ tools:
         nights: {type: integer, minimum: 1}
         price: {type: number, minimum: 0}
         breakfast: {type: boolean}
+  - name: count_slowly
+    title: Count slowly
+    backend: trip_backend:count_slowly
+    annotations: {idempotentHint: true}
+    description:
+      purpose: Count up to a number, reporting progress at every step.
+      usage: Use it to see many progress messages; `plan_trip` is the real tool.
+      behaviour: Pure computation that reports progress once per number.
+      returns: The number counted to.
+    parameters:
+      upto: {type: integer, required: true, minimum: 1, maximum: 1000, description: The number to count to.}
+    output:
+      type: object
+      required: [counted]
+      properties:
+        counted: {type: integer}
 """
 
 BACKEND = '''\
@@ -104,6 +120,13 @@ async def plan_trip(params, ctx):
     price = 100.0 * params.nights * max(1, len(travellers))
     breakfast = bool(params.options and params.options.breakfast)
     return {"city": params.city, "nights": params.nights, "price": price, "breakfast": breakfast}
+
+
+@backend(params={"upto"})
+async def count_slowly(params, ctx):
+    for done in range(1, params.upto + 1):
+        await ctx.report_progress(done, params.upto, f"counted {done}")
+    return {"counted": params.upto}
 '''
 
 NEW_TOOL = """\
@@ -413,3 +436,64 @@ def test_page_follows_the_build_keeping_values(browser_page: Any, tmp_path: Path
         expect(page.locator("#tool-heading")).to_have_text("Weather of any city", timeout=DEADLINE_MS)
     finally:
         dev.stop()
+
+
+def nested_arrays(depth: int, min_items: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "array", "minItems": min_items, "items": schema}
+    return schema
+
+
+HOSTILE_SCHEMAS = {
+    # minItems at every level multiplies: 20**4 empty items if every level were filled in
+    "nested minItems": {"type": "object", "properties": {"grid": nested_arrays(4, 20)}},
+    "10k properties": {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10000)}},
+    "huge enum": {"type": "object", "properties": {"e": {"enum": list(range(50_000))}}},
+    "$ref cycle": {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+        "properties": {"node": {"$ref": "#/$defs/Node"}},
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_SCHEMAS))
+def test_a_hostile_schema_gives_a_bounded_form(browser_page: Any, served: str, name: str):  # noqa: F811
+    page = browser_page
+    open_page(page, served)
+    schema = HOSTILE_SCHEMAS[name]
+    outcome = page.evaluate(
+        """(text) => {
+            const schema = JSON.parse(text);
+            const box = document.createElement('div');
+            document.body.append(box);
+            const t = window.lynxcTryIt;
+            const form = t.renderForm(schema, box, {idPrefix: 'h'});
+            const checked = t.validate(schema, form.read());
+            return {fields: form.fields.size, problems: checked.problems.length};
+        }""",
+        json.dumps(schema),
+    )
+    properties = len(schema["properties"])
+    assert outcome["fields"] <= properties + 2_000, outcome
+    assert page.console_errors == []
+
+
+def test_hints_left_out_and_many_progress_messages(browser_page: Any, served: str):  # noqa: F811
+    """A tool that declares few hints and reports progress 600 times: the page says what clients
+    assume of the hints left out, and keeps the last progress messages, not 600 rows."""
+    page = browser_page
+    open_page(page, served)
+    page.select_option("#tool-select", "count_slowly")
+    # It declares no readOnlyHint, destructiveHint or openWorldHint: what MCP clients assume then.
+    badges = page.locator("#tool-badges li").all_inner_texts()
+    assert badges == ["destructive (assumed)", "idempotent", "open world (assumed)"]
+    page.get_by_label("upto").fill("600")
+    page.get_by_role("button", name="Call tool").click()
+    expect(page.locator("#result .status")).to_contain_text("Done in", timeout=DEADLINE_MS)
+    log = page.locator("#result .progress-log li")
+    assert log.count() <= 101  # the kept messages and the line saying earlier ones were dropped
+    assert log.last.inner_text() == "600 of 600: counted 600"
+    assert "earlier" in log.first.inner_text()
+    assert page.console_errors == []

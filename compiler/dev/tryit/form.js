@@ -9,9 +9,13 @@
 import { Validator } from "./vendor/json-schema/index.js";
 
 const MAX_TEXT = 4000; // descriptions and other schema text shown at most this long
+// Empty items an array's minItems adds, over the whole form: nested arrays multiply (20 at each
+// of 4 levels would be 160,000 fields), so past this a person adds the rest by hand.
+const MAX_PREFILLED_FIELDS = 1000;
 let counter = 0;
 
-function el(tag, attrs = {}, ...children) {
+// An element with its attributes and children; "text" is set as text, never parsed as HTML.
+export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
@@ -135,6 +139,31 @@ class Field {
     const label = el("label", { for: forId, className: "field-label" }, document.createTextNode(this.label));
     if (this.required && !this.item) label.append(el("span", { className: "required", text: " (required)" }));
     return label;
+  }
+
+  // A fieldset headed by the field's label and help (objects, arrays, unions, maps).
+  fieldsetNode(kind) {
+    const legend = el("legend", {}, document.createTextNode(this.label));
+    if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
+    return add(el("fieldset", { className: `field field-${kind}` }), legend, this.helpNode());
+  }
+
+  // An array's or a map's frame: the fieldset, its null switch, the list of rows and the Add
+  // button, which runs onAdd() (adds a row and focuses it).
+  listFrame(kind, addText, onAdd) {
+    this.node = this.fieldsetNode(kind);
+    const sw = this.nullSwitch((on) => {
+      this.list.hidden = on;
+      this.addButton.hidden = on;
+    });
+    if (sw) this.node.append(sw);
+    this.list = el("ol", { className: "items" });
+    this.addButton = el("button", { type: "button", className: "add", text: addText });
+    this.addButton.addEventListener("click", () => {
+      onAdd();
+      this.form.changed();
+    });
+    this.node.append(this.list, this.addButton, this.errorNode());
   }
 
   helpNode() {
@@ -342,11 +371,8 @@ class ObjectField extends Field {
     this.root = root;
     this.children = new Map();
     const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-    this.node = root ? el("div", { className: "object-root" }) : el("fieldset", { className: "field field-object" });
+    this.node = root ? el("div", { className: "object-root" }) : this.fieldsetNode("object");
     if (!root) {
-      const legend = el("legend", {}, document.createTextNode(label));
-      if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
-      add(this.node, legend, this.helpNode());
       const sw = this.nullSwitch((on) => (this.body.hidden = on));
       if (sw) this.node.append(sw);
     }
@@ -405,26 +431,19 @@ class ArrayField extends Field {
   constructor(form, path, schema, label, options) {
     super(form, path, schema, label, options);
     this.items = [];
-    this.node = el("fieldset", { className: "field field-array" });
-    const legend = el("legend", {}, document.createTextNode(label));
-    if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
-    add(this.node, legend, this.helpNode());
-    const sw = this.nullSwitch((on) => {
-      this.list.hidden = on;
-      this.addButton.hidden = on;
-    });
-    if (sw) this.node.append(sw);
-    this.list = el("ol", { className: "items" });
-    this.addButton = el("button", { type: "button", className: "add", text: `Add item to ${label}` });
-    this.addButton.addEventListener("click", () => {
+    this.listFrame("array", `Add item to ${label}`, () => {
       const item = this.add();
       const target = item.field.focusTarget && item.field.focusTarget();
       if (target) target.focus();
-      form.changed();
     });
-    this.node.append(this.list, this.addButton, this.errorNode());
     if (Array.isArray(schema.default) || schema.default === null) this.set(schema.default);
-    else for (let i = 0; i < (schema.minItems || 0) && i < 20; i++) this.add();
+    else {
+      const wanted = Math.min(schema.minItems || 0, 20);
+      for (let i = 0; i < wanted && form.prefilled < MAX_PREFILLED_FIELDS; i++) {
+        form.prefilled += 1;
+        this.add();
+      }
+    }
   }
 
   focusTarget() {
@@ -501,10 +520,7 @@ class UnionField extends Field {
   constructor(form, path, schema, label, options) {
     super(form, path, schema, label, options);
     this.alternatives = schema.anyOf || schema.oneOf;
-    this.node = el("fieldset", { className: "field field-union" });
-    const legend = el("legend", {}, document.createTextNode(label));
-    if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
-    add(this.node, legend, this.helpNode());
+    this.node = this.fieldsetNode("union");
     this.choice = el("select", { id: `${this.id}-as` });
     if (!this.required) this.choice.append(el("option", { value: "", text: "(not set)" }));
     this.alternatives.forEach((alternative, i) => {
@@ -560,23 +576,7 @@ class MapField extends Field {
   constructor(form, path, schema, label, options) {
     super(form, path, schema, label, options);
     this.rows = [];
-    this.node = el("fieldset", { className: "field field-map" });
-    const legend = el("legend", {}, document.createTextNode(label));
-    if (this.required && !this.item) legend.append(el("span", { className: "required", text: " (required)" }));
-    add(this.node, legend, this.helpNode());
-    const sw = this.nullSwitch((on) => {
-      this.list.hidden = on;
-      this.addButton.hidden = on;
-    });
-    if (sw) this.node.append(sw);
-    this.list = el("ol", { className: "items" });
-    this.addButton = el("button", { type: "button", className: "add", text: `Add entry to ${label}` });
-    this.addButton.addEventListener("click", () => {
-      const row = this.add();
-      row.key.focus();
-      form.changed();
-    });
-    this.node.append(this.list, this.addButton, this.errorNode());
+    this.listFrame("map", `Add entry to ${label}`, () => this.add().key.focus());
     if (isObject(schema.default) || schema.default === null) this.set(schema.default);
   }
 
@@ -796,6 +796,7 @@ export function renderForm(schema, container, { idPrefix = "arg" } = {}) {
   const form = {
     idPrefix,
     fields: new Map(),
+    prefilled: 0, // items added for minItems (MAX_PREFILLED_FIELDS)
     rootMessages: [],
     onChange: null,
     changed() {

@@ -3,24 +3,16 @@
 // progress token and shows what comes back. On notifications/tools/list_changed (a rebuild) it
 // lists again and re-renders the chosen tool's form, keeping the values that still fit.
 
-import { clip, formCanExpress, renderForm, validate } from "./form.js";
+import { clip, el, formCanExpress, renderForm, validate } from "./form.js";
 import { HttpError, McpClient, RpcError } from "./mcp.js";
 
 const MAX_RESULT_CHARS = 200000; // a huge result is shown cut, with how much was left out
+// The hints MCP clients take as true when a tool leaves them out (destructive only of a tool
+// that is not read-only).
+const ASSUMED_HINTS = new Set(["destructiveHint", "openWorldHint"]);
+const MAX_PROGRESS_LINES = 100; // a tool may report progress without end: the latest are shown
 
 const $ = (id) => document.getElementById(id);
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "text") node.textContent = value;
-    else if (key === "className") node.className = value;
-    else node.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
 
 const page = {
   client: null,
@@ -120,6 +112,9 @@ function chooseTool(tool, { keep = false } = {}) {
   for (const [key, label] of Object.entries(names)) {
     if (typeof hints[key] === "boolean") {
       badges.append(el("li", { className: `badge ${hints[key] ? "on" : "off"}`, text: hints[key] ? label : `not ${label}` }));
+    } else if (ASSUMED_HINTS.has(key) && !(key === "destructiveHint" && hints.readOnlyHint === true)) {
+      // Left out, this hint is taken as true by MCP clients: the page says so, as the docs do.
+      badges.append(el("li", { className: "badge on", text: `${label} (assumed)` }));
     }
   }
   $("tool-description").replaceChildren(
@@ -264,6 +259,7 @@ async function call(event) {
   const started = performance.now();
   let bar = null;
   let log = null;
+  let dropped = 0;
   const onMessage = (message) => {
     if (message.method !== "notifications/progress") return;
     const p = message.params || {};
@@ -279,6 +275,7 @@ async function call(event) {
     }
     const total = typeof p.total === "number" ? ` of ${p.total}` : "";
     log.append(el("li", { text: `${p.progress}${total}${p.message ? `: ${clip(p.message, 500)}` : ""}` }));
+    dropped += trimLog(log, dropped);
   };
   try {
     const answer = await page.client.request(
@@ -298,6 +295,23 @@ async function call(event) {
     result.removeAttribute("aria-busy");
     button.disabled = false;
   }
+}
+
+// Keeps the log at its last MAX_PROGRESS_LINES messages under one line counting those dropped;
+// returns how many it dropped now.
+function trimLog(log, droppedBefore) {
+  const note = droppedBefore ? log.firstChild : null;
+  let dropped = 0;
+  while (log.childElementCount - (note ? 1 : 0) > MAX_PROGRESS_LINES) {
+    (note ? note.nextSibling : log.firstChild).remove();
+    dropped += 1;
+  }
+  if (!dropped) return 0;
+  const total = droppedBefore + dropped;
+  const line = note || el("li", { className: "dropped" });
+  line.textContent = `(${total} earlier message${total === 1 ? "" : "s"} not shown)`;
+  if (!note) log.prepend(line);
+  return dropped;
 }
 
 function formatTime(ms) {

@@ -213,6 +213,14 @@ def test_no_specs_or_an_out_that_is_not_a_folder_are_said_in_one_line(tmp_path: 
     assert (done.returncode, done.stderr.count("\n")) == (2, 1) and "symbolic link" in done.stderr
 
 
+def test_an_out_that_cannot_be_written_is_said_in_one_line(project: Path, tmp_path: Path) -> None:
+    """Root ignores file modes, so the folder cannot be made because a file sits in its path."""
+    (tmp_path / "file").write_text("x")
+    done = lynxc(project, "docs", "--out", str(tmp_path / "file" / "site"))
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert done.stderr.startswith(f"lynxc docs: cannot write the site to {tmp_path / 'file' / 'site'}: ")
+
+
 def test_the_site_is_the_same_from_any_working_folder(tmp_path: Path) -> None:
     """Spec files are named relative to the project (pagila's statements live in .sql files)."""
     sites = []

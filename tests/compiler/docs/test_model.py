@@ -3,15 +3,26 @@ functions that shape it: types, bounds, the caps a parameter quotes, secrets, es
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lynxc.compiler.build import build
-from lynxc.compiler.docs.model import MAX_TEXT, secret_settings, server_doc, type_text
+from lynxc.compiler.docs.model import (
+    MAX_ENUM,
+    MAX_TEXT,
+    MAX_VALUE,
+    _field,
+    secret_settings,
+    server_doc,
+    type_text,
+)
 from lynxc.compiler.docs.render import code_text, embedded_json, paragraph, render_site
-from lynxc.compiler.ir import ServerIR
+from lynxc.compiler.ir import RecordFieldIR, ServerIR
 from tests.conftest import ROOT
 
 
@@ -40,6 +51,24 @@ def test_a_parameter_shows_its_bounds_default_enum_and_the_cap_it_quotes(
     assert [text for _, text in search.badges] == ["read-only", "idempotent"]
     assert search.score is not None and len(search.score.dimensions) == 6  # the six TDQS dimensions
     assert all(d.reasons for d in search.score.dimensions)
+
+
+def test_badges_say_what_clients_assume_of_a_hint_left_out(servers: dict[str, ServerIR]) -> None:
+    """MCP: a tool that declares no hints is taken as destructive and open-world."""
+    server = servers["conformance"]
+    bare = replace(server.tools[0], annotations=())
+    read_only = replace(server.tools[0], annotations=(("readOnlyHint", True),))
+    doc = server_doc(replace(server, tools=(bare, read_only)), ROOT)
+    assert [text for _, text in doc.tools[0].badges] == ["destructive (assumed)", "open-world (assumed)"]
+    assert [text for _, text in doc.tools[1].badges] == ["read-only", "open-world (assumed)"]
+    assert [cls for cls, _ in doc.tools[0].badges] == ["destructive", "open-world"]  # their colours
+
+
+def test_a_record_fields_values_are_bounded_as_a_parameters_are() -> None:
+    values = ("x" * 100_000, *(f"v{i}" for i in range(5000)))
+    shown = _field(RecordFieldIR("kind", "enum", values=values)).values
+    assert len(shown) == MAX_ENUM + 1 and shown[-1] == f"… {len(values) - MAX_ENUM} more"
+    assert len(shown[0]) == MAX_VALUE
 
 
 def test_the_output_schema_is_a_tree_of_named_fields(servers: dict[str, ServerIR]) -> None:
@@ -113,3 +142,47 @@ def test_every_bundled_page_is_built_from_templates_with_one_h1(servers: dict[st
 def test_the_site_names_no_path_of_this_machine(servers: dict[str, ServerIR]) -> None:
     site = render_site([server_doc(s, ROOT) for s in servers.values()])
     assert not [name for name, text in site.items() if str(Path(ROOT)) in text]
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for level in range(levels):
+        if level % 2:
+            node = {"anyOf": [{"type": "array", "items": node}, {"type": "null"}]}
+        else:
+            node = {"type": "object", "properties": {"a": node}}
+    return node
+
+
+def test_hostile_schemas_give_a_bounded_page(servers: dict[str, ServerIR]) -> None:
+    """10,000 parameters, a 50,000-value enum, 60 levels of nesting, and an output schema whose
+    $refs loop and fan out: the page is built, bounded, and the same each time."""
+    properties: dict[str, Any] = {f"p{i}": {"type": "string", "maxLength": 5} for i in range(10_000)}
+    properties["choice"] = {"enum": list(range(50_000))}
+    properties["deep"] = _deep(60)
+    node = {"type": "object", "properties": {f"f{i}": {"$ref": "#/$defs/Node"} for i in range(10)}}
+    output = {"type": "object", "$defs": {"Node": node}, "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    server = servers["conformance"]
+    tool = replace(
+        server.tools[0],
+        input_schema_json=json.dumps({"type": "object", "properties": properties}),
+        output_schema_json=json.dumps(output),
+    )
+    hostile = replace(server, tools=(tool,))
+    site = render_site([server_doc(hostile, ROOT)])
+    page = site["conformance/index.html"]
+    assert len(page) < 8_000_000  # some 250 bytes a parameter row, the rest clipped
+    assert "… 49940 more" in page
+    assert render_site([server_doc(hostile, ROOT)]) == site
+
+
+def test_every_id_of_a_page_is_unique_whatever_the_tool_names(servers: dict[str, ServerIR]) -> None:
+    """`a` and `a-h` (a heading's id was the tool's id and `-h`), and two names of 128 characters
+    that differ only at the end: MCP allows all of them."""
+    server = servers["conformance"]
+    long = "x" * 127
+    names = ("a", "a-h", "a-params", f"{long}1", f"{long}2")
+    tools = tuple(replace(server.tools[0], name=name) for name in names)
+    page = render_site([server_doc(replace(server, tools=tools), ROOT)])["conformance/index.html"]
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in set(ids) if ids.count(i) > 1)
