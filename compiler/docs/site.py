@@ -35,7 +35,11 @@ def check_out(out: Path) -> None:
         raise DocsUsageError(f"{out} is a symbolic link; give --out the folder itself")
     if out.exists() and not out.is_dir():
         raise DocsUsageError(f"{out} is not a folder; give --out a folder for the site")
-    if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
+    try:
+        foreign = out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir())
+    except OSError as err:  # a folder we may not list (permissions): said, not a traceback
+        raise DocsUsageError(f"cannot read {out}: {err.strerror}") from None
+    if foreign:
         raise DocsUsageError(
             f"{out} is not empty and was not written by `lynxc docs` (no {MARKER} in it); "
             "refusing to replace it: give --out a new or empty folder"
