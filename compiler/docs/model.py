@@ -16,7 +16,7 @@ from typing import Any
 
 from ..ir import CapIR, ServerIR, ToolIR
 from ..lint.linter import lint_server
-from ..lint.score import ToolScore
+from ..lint.score import DimensionScore, ToolScore
 from ..review.changelog import build_changelog, load_releases
 from ..review.judge import HINT_DEFAULTS
 from ..wire import wire_from_ir, wire_tool
@@ -110,17 +110,10 @@ class Example:
 
 
 @dataclass(frozen=True)
-class Dimension:
-    name: str
-    score: int
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Score:
     total: str
     tier: str
-    dimensions: tuple[Dimension, ...]
+    dimensions: tuple[DimensionScore, ...]  # lint's own, as `lynxc lint --score` prints them
 
 
 @dataclass(frozen=True)
@@ -372,8 +365,7 @@ def badges(annotations: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 def _score(score: ToolScore | None) -> Score | None:
     if score is None:
         return None
-    dims = tuple(Dimension(d.dimension, d.score, tuple(d.reasons)) for d in score.dimensions)
-    return Score(f"{score.total:.2f}", score.tier, dims)
+    return Score(f"{score.total:.2f}", score.tier, score.dimensions)
 
 
 def _params(schema: dict[str, Any], caps: tuple[CapIR, ...]) -> tuple[Param, ...]:
